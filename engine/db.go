@@ -1,0 +1,222 @@
+// Package engine owns quiver's embedded DuckDB database: one database per
+// process, a pool of connections, and queries that stream their results as
+// Arrow record batches without materialising them.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/engine/convert"
+)
+
+// Options configure Open.
+type Options struct {
+	// Path is a database file, or ":memory:".
+	Path string
+	// Threads caps DuckDB's worker threads; 0 keeps DuckDB's default.
+	Threads int
+	// MemoryLimit is DuckDB's memory_limit, e.g. "4GB"; empty keeps the default.
+	MemoryLimit string
+	// BatchRows is the row count result batches are coalesced to.
+	BatchRows int
+	// MaxIdle is how many idle connections the pool keeps.
+	MaxIdle int
+	// ExternalAccess leaves DuckDB's file system and network access on.
+	// When false, SQL cannot read or write files outside AllowedDirs, and
+	// the configuration is locked so SQL cannot turn access back on.
+	ExternalAccess bool
+	// AllowedDirs stay reachable when ExternalAccess is false.
+	AllowedDirs []string
+	// FallbackOnly converts every result column with DuckDB's own Arrow
+	// conversion instead of the direct vector copy. It exists to check and
+	// measure the fast path against DuckDB's output.
+	FallbackOnly bool
+	// Allocator allocates result buffers; nil means the Go allocator.
+	Allocator memory.Allocator
+	// Logger receives the engine's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DB is one embedded DuckDB database. It is safe for concurrent use; the
+// connections it hands out are not.
+type DB struct {
+	opts Options
+	log  *slog.Logger
+	mem  memory.Allocator
+	db   duckdb.Database
+
+	mu     sync.Mutex
+	idle   []*Conn
+	open   int
+	closed bool
+}
+
+// Open opens (or creates) the database at opts.Path.
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	if opts.Path == "" {
+		opts.Path = ":memory:"
+	}
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = convert.DefaultBatchRows
+	}
+	if opts.MaxIdle <= 0 {
+		opts.MaxIdle = 16
+	}
+	d := &DB{opts: opts, log: opts.Logger, mem: opts.Allocator}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.mem == nil {
+		d.mem = memory.NewGoAllocator()
+	}
+
+	var cfg duckdb.Config
+	if duckdb.CreateConfig(&cfg) == duckdb.StateError {
+		return nil, fmt.Errorf("open database %s: create config", opts.Path)
+	}
+	defer duckdb.DestroyConfig(&cfg)
+	settings := map[string]string{
+		"autoinstall_known_extensions": "false",
+		"autoload_known_extensions":    "true",
+	}
+	if opts.Threads > 0 {
+		settings["threads"] = fmt.Sprint(opts.Threads)
+	}
+	if opts.MemoryLimit != "" {
+		settings["memory_limit"] = opts.MemoryLimit
+	}
+	for k, v := range settings {
+		if duckdb.SetConfig(cfg, k, v) == duckdb.StateError {
+			return nil, fmt.Errorf("open database %s: set %s=%s", opts.Path, k, v)
+		}
+	}
+	var errMsg string
+	if duckdb.OpenExt(opts.Path, &d.db, cfg, &errMsg) == duckdb.StateError {
+		return nil, fmt.Errorf("open database %s: %s", opts.Path, errMsg)
+	}
+	if err := d.setup(ctx); err != nil {
+		duckdb.Close(&d.db)
+		return nil, err
+	}
+	return d, nil
+}
+
+// setup applies database-wide settings through a short-lived connection.
+func (d *DB) setup(ctx context.Context) error {
+	c, err := d.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stmts := []string{"SET GLOBAL TimeZone = 'UTC'"}
+	if !d.opts.ExternalAccess {
+		if len(d.opts.AllowedDirs) > 0 {
+			quoted := make([]string, len(d.opts.AllowedDirs))
+			for i, dir := range d.opts.AllowedDirs {
+				quoted[i] = QuoteString(strings.TrimSuffix(dir, "/") + "/")
+			}
+			stmts = append(stmts, "SET GLOBAL allowed_directories = ["+strings.Join(quoted, ", ")+"]")
+		}
+		stmts = append(stmts,
+			"SET GLOBAL enable_external_access = false",
+			"SET GLOBAL lock_configuration = true")
+	}
+	for _, s := range stmts {
+		if _, err := c.Exec(ctx, s); err != nil {
+			return fmt.Errorf("configure database: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// Allocator is the allocator result batches are built with.
+func (d *DB) Allocator() memory.Allocator { return d.mem }
+
+// Path is the database's file, or ":memory:".
+func (d *DB) Path() string { return d.opts.Path }
+
+// Conn takes a connection from the pool, or opens a new one. The caller
+// owns it until Release (back to the pool) or Close.
+func (d *DB) Conn(ctx context.Context) (*Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if n := len(d.idle); n > 0 {
+		c := d.idle[n-1]
+		d.idle = d.idle[:n-1]
+		d.mu.Unlock()
+		return c, nil
+	}
+	d.open++
+	d.mu.Unlock()
+
+	c := &Conn{db: d}
+	if duckdb.Connect(d.db, &c.conn) == duckdb.StateError {
+		d.mu.Lock()
+		d.open--
+		d.mu.Unlock()
+		return nil, fmt.Errorf("connect to %s: failed", d.opts.Path)
+	}
+	duckdb.ConnectionGetArrowOptions(c.conn, &c.arrowOpts)
+	connsOpen.Inc()
+	return c, nil
+}
+
+// put returns a healthy connection to the pool.
+func (d *DB) put(c *Conn) {
+	d.mu.Lock()
+	if !d.closed && len(d.idle) < d.opts.MaxIdle {
+		d.idle = append(d.idle, c)
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	c.Close()
+}
+
+// Close closes idle connections and the database. Connections still held
+// by callers must be closed by them first.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	idle := d.idle
+	d.idle = nil
+	d.mu.Unlock()
+	for _, c := range idle {
+		c.Close()
+	}
+	d.mu.Lock()
+	open := d.open
+	d.mu.Unlock()
+	if open > 0 {
+		d.log.Warn("closing database with connections still open", "open", open)
+	}
+	duckdb.Close(&d.db)
+	return nil
+}
+
+// QuoteIdent quotes a SQL identifier for DuckDB.
+func QuoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// QuoteString quotes a SQL string literal for DuckDB.
+func QuoteString(s string) string {
+	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
+}

@@ -1,0 +1,26 @@
+package engine
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// The engine's metrics, registered with the default Prometheus registry.
+var (
+	connsOpen = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_engine_connections_open",
+		Help: "DuckDB connections currently open, pooled or in use.",
+	})
+	statementsTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_statements_total",
+		Help: "Statements executed.",
+	})
+	statementErrors = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_statement_errors_total",
+		Help: "Statements that failed to execute.",
+	})
+	rowsStreamed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_rows_streamed_total",
+		Help: "Result rows converted to Arrow and handed to a client.",
+	})
+)

@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/engine/convert"
+)
+
+// Rows streams a statement's result as Arrow record batches of about the
+// database's BatchRows rows. It implements array.RecordReader. Memory stays
+// bounded by one batch being built plus the one handed out: a batch is only
+// valid until the next call to Next unless the caller retains it.
+//
+// Rows holds its connection: close it (Release or Close) before the
+// connection runs anything else.
+type Rows struct {
+	refs    atomic.Int64
+	s       *Stmt
+	ownStmt bool
+	res     duckdb.Result
+	stop    func() bool
+	types   []duckdb.LogicalType
+	b       *convert.Batcher
+	cur     arrow.RecordBatch
+	err     error
+	done    bool
+	closed  bool
+	rows    int64
+}
+
+func newRows(s *Stmt, res duckdb.Result, stop func() bool) (*Rows, error) {
+	n := int(duckdb.ColumnCount(&res))
+	types := make([]duckdb.LogicalType, n)
+	names := make([]string, n)
+	for i := range n {
+		types[i] = duckdb.ColumnLogicalType(&res, duckdb.IdxT(i))
+		names[i] = duckdb.ColumnName(&res, duckdb.IdxT(i))
+	}
+	b, err := convert.NewBatcher(s.c.db.mem, s.c.arrowOpts, types, names, s.c.db.opts.BatchRows, s.c.db.opts.FallbackOnly)
+	if err != nil {
+		destroyTypes(types)
+		return nil, err
+	}
+	r := &Rows{s: s, res: res, stop: stop, types: types, b: b}
+	r.refs.Store(1)
+	return r, nil
+}
+
+// Schema is the Arrow schema of the result.
+func (r *Rows) Schema() *arrow.Schema { return r.b.Schema() }
+
+// Next converts the next batch. It returns false at the end of the result
+// or on error (see Err).
+func (r *Rows) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done || r.closed {
+		return false
+	}
+	for !r.b.Full() {
+		chunk := duckdb.FetchChunk(r.res)
+		if chunk.Ptr == nil {
+			r.done = true
+			if msg := duckdb.ResultError(&r.res); msg != "" {
+				r.err = duckError(duckdb.ResultErrorType(&r.res), msg)
+			}
+			break
+		}
+		err := r.b.Append(chunk)
+		empty := duckdb.DataChunkGetSize(chunk) == 0
+		duckdb.DestroyDataChunk(&chunk)
+		if err != nil {
+			r.err, r.done = err, true
+			break
+		}
+		if empty {
+			r.done = true
+			break
+		}
+	}
+	if r.err != nil {
+		return false
+	}
+	rec, err := r.b.Flush()
+	if err != nil {
+		r.err, r.done = err, true
+		return false
+	}
+	if rec == nil {
+		return false
+	}
+	r.cur = rec
+	r.rows += rec.NumRows()
+	rowsStreamed.Add(float64(rec.NumRows()))
+	return true
+}
+
+// RecordBatch is the batch Next produced.
+func (r *Rows) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for array.RecordReader.
+//
+// Deprecated: use RecordBatch.
+func (r *Rows) Record() arrow.RecordBatch { return r.cur }
+
+// Err is the error that ended the stream early, if any.
+func (r *Rows) Err() error { return r.err }
+
+// RowCount is the number of rows streamed so far.
+func (r *Rows) RowCount() int64 { return r.rows }
+
+// Retain adds a reference.
+func (r *Rows) Retain() { r.refs.Add(1) }
+
+// Release drops a reference; the last one closes the stream.
+func (r *Rows) Release() {
+	if r.refs.Add(-1) == 0 {
+		r.Close()
+	}
+}
+
+// Close stops the query if it is still running and frees the result. It is
+// safe to call more than once.
+func (r *Rows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if !r.done {
+		// Stop DuckDB's producers rather than draining the result.
+		r.s.c.Interrupt()
+	}
+	r.stop()
+	r.b.Release()
+	destroyTypes(r.types)
+	duckdb.DestroyResult(&r.res)
+	if r.ownStmt {
+		r.s.Close()
+	}
+	return r.err
+}

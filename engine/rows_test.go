@@ -1,0 +1,302 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// typeCases are SQL expressions over i (0 … n-1) for every DuckDB type, each
+// NULL on every seventh row.
+var typeCases = []struct{ name, expr, cast string }{
+	{"boolean", "i % 2 = 0", ""},
+	{"tinyint", "(i % 127)::TINYINT", ""},
+	{"smallint", "(i % 30000)::SMALLINT", ""},
+	{"integer", "i::INTEGER", ""},
+	{"bigint", "i * 1000003", ""},
+	{"utinyint", "(i % 255)::UTINYINT", ""},
+	{"usmallint", "(i % 65535)::USMALLINT", ""},
+	{"uinteger", "i::UINTEGER", ""},
+	{"ubigint", "(i * 1000003)::UBIGINT", ""},
+	{"hugeint", "(i::HUGEINT * 1000000000000000000::HUGEINT) - 5", ""},
+	{"uhugeint", "i::UHUGEINT", ""},
+	{"float", "(i / 3)::FLOAT", ""},
+	{"double", "i / 7", ""},
+	{"decimal_4_2", "(i % 100 / 3)::DECIMAL(4,2)", ""},
+	{"decimal_9_3", "(i / 3 - 50)::DECIMAL(9,3)", ""},
+	{"decimal_18_4", "(i * 12345.6789 - 1e6)::DECIMAL(18,4)", ""},
+	{"decimal_38_10", "(i * 12345.6789 - 1e6)::DECIMAL(38,10)", ""},
+	{"varchar", "'val_' || i", ""},
+	{"varchar_long", "repeat('x', i % 40) || i", ""},
+	{"blob", "('b' || i)::BLOB", ""},
+	{"date", "DATE '2020-01-01' + i::INTEGER", ""},
+	{"time", "TIME '00:00:00' + INTERVAL (i) SECOND", ""},
+	{"timestamp", "TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND", ""},
+	{"timestamp_s", "(TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND)::TIMESTAMP_S", ""},
+	{"timestamp_ms", "(TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND)::TIMESTAMP_MS", ""},
+	{"timestamp_ns", "(TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND)::TIMESTAMP_NS", ""},
+	{"timestamptz", "(TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND)::TIMESTAMPTZ", ""},
+	{"interval", "INTERVAL (i) DAY + INTERVAL (i) MICROSECOND + INTERVAL (i % 13) MONTH", ""},
+	{"uuid", "uuid_extract_version(gen_random_uuid())::VARCHAR::UUID", ""},
+	{"uuid_literal", "('00000000-0000-0000-0000-' || lpad(i::VARCHAR, 12, '0'))::UUID", ""},
+	{"enum", "(['a','b','c'][i % 3 + 1])::ENUM('a','b','c')", ""},
+	{"json", "json_object('k', i)", ""},
+	{"list", "[i, i + 1, NULL]", ""},
+	{"array", "[i, i + 1]", "::INTEGER[2]"},
+	{"struct", "{'a': i, 'b': 'x' || i}", ""},
+	{"map", "MAP([i, i + 1], ['x', 'y'])", ""},
+	{"nested", "[{'k': [i], 'v': {'z': 'q' || i}}]", ""},
+	{"null", "NULL", ""},
+}
+
+func openTest(t *testing.T, opts engine.Options) *engine.DB {
+	t.Helper()
+	if opts.Path == "" {
+		opts.Path = ":memory:"
+	}
+	db, err := engine.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func collect(t *testing.T, db *engine.DB, sql string) []arrow.RecordBatch {
+	t.Helper()
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	rows, err := c.Query(ctx, sql)
+	if err != nil {
+		t.Fatalf("query %s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []arrow.RecordBatch
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		rec.Retain()
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("stream %s: %v", sql, err)
+	}
+	return out
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// TestRows_TypesMatchDuckDBArrow checks that the direct vector copy gives
+// exactly what DuckDB's own Arrow conversion gives, for every type, with
+// NULLs, across several chunks and batches.
+func TestRows_TypesMatchDuckDBArrow(t *testing.T) {
+	fastMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	fast := openTest(t, engine.Options{Allocator: fastMem, BatchRows: 3000})
+	slow := openTest(t, engine.Options{FallbackOnly: true, BatchRows: 3000})
+	const n = 7000
+	for _, tc := range typeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "uuid" {
+				t.Skip("random values differ between runs by design")
+			}
+			sql := fmt.Sprintf("SELECT i, (CASE WHEN i %% 7 = 3 THEN NULL ELSE %s END)%s AS v FROM range(%d) t(i) ORDER BY i", tc.expr, tc.cast, n)
+			got := collect(t, fast, sql)
+			defer releaseAll(got)
+			want := collect(t, slow, sql)
+			defer releaseAll(want)
+			gotTbl := array.NewTableFromRecords(got[0].Schema(), got)
+			defer gotTbl.Release()
+			wantTbl := array.NewTableFromRecords(want[0].Schema(), want)
+			defer wantTbl.Release()
+			if !gotTbl.Schema().Equal(wantTbl.Schema()) {
+				t.Fatalf("schema: got %s, want %s", gotTbl.Schema(), wantTbl.Schema())
+			}
+			if gotTbl.NumRows() != n {
+				t.Fatalf("rows: got %d, want %d", gotTbl.NumRows(), n)
+			}
+			if !array.ChunkedEqual(gotTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
+				t.Errorf("values differ from DuckDB's Arrow conversion for %s", tc.expr)
+			}
+			nulls := gotTbl.Column(1).Data().NullN()
+			if tc.name != "null" && nulls != n/7 {
+				t.Errorf("nulls: got %d, want %d", nulls, n/7)
+			}
+		})
+	}
+	fastMem.AssertSize(t, 0)
+}
+
+func TestRows_BatchesCoalesce(t *testing.T) {
+	db := openTest(t, engine.Options{BatchRows: 10000})
+	recs := collect(t, db, "SELECT * FROM range(25000)")
+	defer releaseAll(recs)
+	var got []int64
+	for _, r := range recs {
+		got = append(got, r.NumRows())
+	}
+	// Chunks are 2,048 rows, so batches are cut at the first chunk
+	// boundary at or past 10,000 rows.
+	want := []int64{10240, 10240, 4520}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batch sizes: got %v, want %v", got, want)
+	}
+}
+
+func TestConn_Errors(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		sql  string
+		want engine.Kind
+	}{
+		{"SELEC 1", engine.KindInvalid},
+		{"SELECT * FROM missing_table", engine.KindNotFound},
+		{"SELECT missing_col FROM t", engine.KindInvalid},
+		{"CREATE TABLE t (id INTEGER)", engine.KindConstraint},
+		{"INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)", engine.KindConstraint},
+		{"SELECT 'x'::INTEGER", engine.KindInvalid},
+		{"", engine.KindInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.sql, func(t *testing.T) {
+			_, err := c.Exec(ctx, tc.sql)
+			if err == nil {
+				t.Fatalf("got no error")
+			}
+			if got := engine.KindOf(err); got != tc.want {
+				t.Errorf("kind: got %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+	// The connection still works after every error.
+	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("after errors: %v", err)
+	}
+}
+
+func TestConn_CancelInterrupts(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Exec(ctx, "SELECT count(*) FROM range(10000000000) a")
+	if err == nil {
+		t.Fatal("got no error from a canceled statement")
+	}
+	if k := engine.KindOf(err); k != engine.KindCanceled {
+		t.Errorf("kind: got %v (%v), want canceled", k, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	// The connection is usable again.
+	if _, err := c.Exec(context.Background(), "SELECT 1"); err != nil {
+		t.Errorf("after cancel: %v", err)
+	}
+}
+
+func TestRows_CloseMidStream(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	db := openTest(t, engine.Options{Allocator: mem})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.Query(ctx, "SELECT i, 'v' || i FROM range(100000000) t(i)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3 && rows.Next(); i++ {
+	}
+	if err := rows.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("close: %v", err)
+	}
+	var n int64
+	recs := collect(t, db, "SELECT 42")
+	n = int64(recs[0].Column(0).(*array.Int32).Value(0))
+	releaseAll(recs)
+	if n != 42 {
+		t.Errorf("got %d, want 42", n)
+	}
+	c.Release()
+	mem.AssertSize(t, 0)
+}
+
+func TestStmt_ParamsAndIsQuery(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	for _, tc := range []struct {
+		sql   string
+		query bool
+	}{
+		{"SELECT 1", true},
+		{"CREATE TABLE p (a INTEGER, b VARCHAR)", false},
+	} {
+		s, err := c.Prepare(ctx, tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.IsQuery(); got != tc.query {
+			t.Errorf("IsQuery(%q): got %v, want %v", tc.sql, got, tc.query)
+		}
+		if _, err := s.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	n, err := c.Exec(ctx, "INSERT INTO p VALUES (?, ?)", 7, "seven")
+	if err != nil || n != 1 {
+		t.Fatalf("insert: got %d, %v", n, err)
+	}
+	s, err := c.Prepare(ctx, "INSERT INTO p VALUES (?, ?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.IsQuery() {
+		t.Errorf("INSERT: IsQuery true")
+	}
+	ps, _ := s.ParamSchema()
+	if ps.NumFields() != 2 || ps.Field(0).Type.ID() != arrow.INT32 || ps.Field(1).Type.ID() != arrow.STRING {
+		t.Errorf("param schema: got %s", ps)
+	}
+	if err := s.BindValues("not a number", "x"); err == nil {
+		if _, err = s.Exec(ctx); err == nil {
+			t.Errorf("binding a string to an INTEGER parameter: got no error")
+		}
+	}
+}

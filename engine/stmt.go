@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/engine/convert"
+)
+
+// Stmt is a prepared statement on one connection. Like its Conn, it belongs
+// to one goroutine at a time.
+type Stmt struct {
+	c  *Conn
+	ps duckdb.PreparedStatement
+}
+
+// Conn is the connection the statement was prepared on.
+func (s *Stmt) Conn() *Conn { return s.c }
+
+// Type is DuckDB's statement type.
+func (s *Stmt) Type() duckdb.StatementType { return duckdb.PreparedStatementType(s.ps) }
+
+// IsQuery reports whether the statement returns rows a client asked for,
+// as opposed to DDL and DML, which return at most a count.
+func (s *Stmt) IsQuery() bool {
+	switch s.Type() {
+	case duckdb.StatementTypeSelect, duckdb.StatementTypeExplain, duckdb.StatementTypePragma,
+		duckdb.StatementTypeCall, duckdb.StatementTypeRelation, duckdb.StatementTypeExecute,
+		duckdb.StatementTypeAnalyze:
+		return duckdb.PreparedStatementColumnCount(s.ps) > 0
+	case duckdb.StatementTypeInsert, duckdb.StatementTypeUpdate, duckdb.StatementTypeDelete,
+		duckdb.StatementTypeMergeInto:
+		// DML with RETURNING has columns other than the lone count.
+		return duckdb.PreparedStatementColumnCount(s.ps) > 1 ||
+			(duckdb.PreparedStatementColumnCount(s.ps) == 1 && duckdb.PreparedStatementColumnName(s.ps, 0) != "Count")
+	}
+	return false
+}
+
+// IsReadOnly reports whether the statement can run for a read-only user.
+func (s *Stmt) IsReadOnly() bool {
+	switch s.Type() {
+	case duckdb.StatementTypeSelect, duckdb.StatementTypeExplain, duckdb.StatementTypeRelation,
+		duckdb.StatementTypeTransaction, duckdb.StatementTypeVariableSet, duckdb.StatementTypeSet:
+		return true
+	}
+	return false
+}
+
+// Schema is the Arrow schema of the statement's result.
+func (s *Stmt) Schema() (*arrow.Schema, error) {
+	types, names := s.columns()
+	defer destroyTypes(types)
+	return convert.ArrowSchema(s.c.arrowOpts, types, names)
+}
+
+func (s *Stmt) columns() ([]duckdb.LogicalType, []string) {
+	n := int(duckdb.PreparedStatementColumnCount(s.ps))
+	types := make([]duckdb.LogicalType, n)
+	names := make([]string, n)
+	for i := range n {
+		types[i] = duckdb.PreparedStatementColumnLogicalType(s.ps, duckdb.IdxT(i))
+		names[i] = duckdb.PreparedStatementColumnName(s.ps, duckdb.IdxT(i))
+	}
+	return types, names
+}
+
+func destroyTypes(types []duckdb.LogicalType) {
+	for i := range types {
+		duckdb.DestroyLogicalType(&types[i])
+	}
+}
+
+// NumParams is the number of parameters the statement takes.
+func (s *Stmt) NumParams() int { return int(duckdb.NParams(s.ps)) }
+
+// ParamSchema is the Arrow schema of the statement's parameters, named by
+// position ("1", "2", …) or by name. A parameter whose type DuckDB cannot
+// infer is typed null: any value may be bound to it.
+func (s *Stmt) ParamSchema() (*arrow.Schema, error) {
+	n := s.NumParams()
+	fields := make([]arrow.Field, n)
+	for i := range n {
+		idx := duckdb.IdxT(i + 1)
+		name := duckdb.ParameterName(s.ps, idx)
+		if name == "" {
+			name = fmt.Sprint(i + 1)
+		}
+		fields[i] = arrow.Field{Name: name, Type: arrow.Null, Nullable: true}
+		t := duckdb.ParamType(s.ps, idx)
+		if t == duckdb.TypeInvalid || t == duckdb.TypeAny || t == duckdb.TypeSQLNull {
+			continue
+		}
+		lt := duckdb.ParamLogicalType(s.ps, idx)
+		sch, err := convert.ArrowSchema(s.c.arrowOpts, []duckdb.LogicalType{lt}, []string{name})
+		duckdb.DestroyLogicalType(&lt)
+		if err != nil {
+			continue
+		}
+		fields[i].Type = sch.Field(0).Type
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// Exec runs the statement to completion and returns the rows it changed.
+func (s *Stmt) Exec(ctx context.Context) (int64, error) {
+	res, stop, err := s.execute(ctx, false)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	defer duckdb.DestroyResult(&res)
+	if s.Type() == duckdb.StatementTypeTransaction {
+		s.c.maybeTxn = true
+	}
+	return int64(duckdb.RowsChanged(&res)), nil
+}
+
+// Query runs the statement and streams its result. The caller must Close
+// the returned Rows before using the connection again.
+func (s *Stmt) Query(ctx context.Context) (*Rows, error) {
+	res, stop, err := s.execute(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if s.Type() == duckdb.StatementTypeTransaction {
+		s.c.maybeTxn = true
+	}
+	r, err := newRows(s, res, stop)
+	if err != nil {
+		stop()
+		duckdb.DestroyResult(&res)
+		return nil, err
+	}
+	return r, nil
+}
+
+// execute runs the statement until its result is ready. A cancelled ctx
+// interrupts it; the returned stop ends that watch and must be called once
+// the result is no longer read.
+func (s *Stmt) execute(ctx context.Context, stream bool) (duckdb.Result, func() bool, error) {
+	var res duckdb.Result
+	if err := ctx.Err(); err != nil {
+		return res, nil, &Error{Kind: KindCanceled, Msg: "statement canceled before it ran: " + err.Error()}
+	}
+	var pending duckdb.PendingResult
+	var st duckdb.State
+	if stream {
+		st = duckdb.PendingPreparedStreaming(s.ps, &pending)
+	} else {
+		st = duckdb.PendingPrepared(s.ps, &pending)
+	}
+	if st == duckdb.StateError {
+		msg := duckdb.PendingError(pending)
+		duckdb.DestroyPending(&pending)
+		return res, nil, errorFromMessage(msg)
+	}
+	defer duckdb.DestroyPending(&pending)
+	conn := s.c
+	stop := context.AfterFunc(ctx, conn.Interrupt)
+	statementsTotal.Inc()
+	if duckdb.ExecutePending(pending, &res) == duckdb.StateError {
+		err := duckError(duckdb.ResultErrorType(&res), duckdb.ResultError(&res))
+		duckdb.DestroyResult(&res)
+		stop()
+		if ctx.Err() != nil {
+			err = &Error{Kind: KindCanceled, Msg: "statement canceled: " + ctx.Err().Error()}
+		}
+		statementErrors.Inc()
+		return res, nil, err
+	}
+	return res, stop, nil
+}
+
+// Close destroys the prepared statement.
+func (s *Stmt) Close() {
+	duckdb.DestroyPrepare(&s.ps)
+}
