@@ -18,6 +18,8 @@ type Conn struct {
 	// maybeTxn is set once a transaction statement ran on the connection;
 	// Release then rolls back whatever may still be open.
 	maybeTxn bool
+	// catalog and schema are what Use last set.
+	catalog, schema string
 }
 
 // DB is the database this connection belongs to.
@@ -62,41 +64,24 @@ func (c *Conn) Interrupt() { duckdb.Interrupt(c.conn) }
 // Exec runs every statement in sql and returns the number of rows the last
 // one changed. Parameters, if given, bind to the last statement.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	stmts, err := c.prepareAll(ctx, sql)
+	last, _, err := c.PrepareLast(ctx, sql)
 	if err != nil {
 		return 0, err
 	}
-	defer closeAll(stmts)
-	last := stmts[len(stmts)-1]
+	defer last.Close()
 	if err := last.BindValues(args...); err != nil {
 		return 0, err
 	}
-	var n int64
-	for _, s := range stmts {
-		if n, err = s.Exec(ctx); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+	return last.Exec(ctx)
 }
 
 // Query runs every statement in sql but the last to completion, then
 // streams the last one's result. Parameters, if given, bind to the last
 // statement. The caller must Close the returned Rows.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	stmts, err := c.prepareAll(ctx, sql)
+	last, _, err := c.PrepareLast(ctx, sql)
 	if err != nil {
 		return nil, err
-	}
-	last := stmts[len(stmts)-1]
-	for _, s := range stmts[:len(stmts)-1] {
-		if _, err := s.Exec(ctx); err != nil {
-			closeAll(stmts)
-			return nil, err
-		}
-	}
-	for _, s := range stmts[:len(stmts)-1] {
-		s.Close()
 	}
 	if err := last.BindValues(args...); err != nil {
 		last.Close()
@@ -111,30 +96,27 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 	return rows, nil
 }
 
+// PrepareLast runs every statement in sql but the last, then prepares the
+// last one and returns it; multi reports whether there were several. Each
+// statement is prepared only after the ones before it ran, so a script may
+// use what it creates (CREATE TABLE t …; INSERT INTO t …).
+func (c *Conn) PrepareLast(ctx context.Context, sql string) (stmt *Stmt, multi bool, err error) {
+	return c.prepare(ctx, sql, true)
+}
+
 // Prepare prepares one statement. SQL holding several statements is
 // rejected; use Exec or Query for scripts.
 func (c *Conn) Prepare(ctx context.Context, sql string) (*Stmt, error) {
-	stmts, err := c.prepareAll(ctx, sql)
-	if err != nil {
-		return nil, err
-	}
-	if len(stmts) > 1 {
-		closeAll(stmts)
-		return nil, errorf(KindInvalid, "prepare: %d statements given, a prepared statement holds one", len(stmts))
-	}
-	return stmts[0], nil
+	st, _, err := c.prepare(ctx, sql, false)
+	return st, err
 }
 
-// prepareAll splits sql into statements and prepares each. A statement can
-// only be prepared after the ones before it have run when it depends on
-// them (CREATE TABLE t …; INSERT INTO t …), so on a catalog error the
-// earlier statements are run and preparation retried.
-func (c *Conn) prepareAll(ctx context.Context, sql string) ([]*Stmt, error) {
+func (c *Conn) prepare(ctx context.Context, sql string, script bool) (*Stmt, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if strings.TrimSpace(sql) == "" {
-		return nil, errorf(KindInvalid, "empty statement")
+		return nil, false, errorf(KindInvalid, "empty statement")
 	}
 	var ext duckdb.ExtractedStatements
 	n := duckdb.ExtractStatements(c.conn, sql, &ext)
@@ -142,53 +124,63 @@ func (c *Conn) prepareAll(ctx context.Context, sql string) ([]*Stmt, error) {
 	if n == 0 {
 		msg := duckdb.ExtractStatementsError(ext)
 		if msg == "" {
-			return nil, errorf(KindInvalid, "no statement in %q", sql)
+			return nil, false, errorf(KindInvalid, "no statement in %q", sql)
 		}
-		return nil, errorFromMessage(msg)
+		return nil, false, errorFromMessage(msg)
 	}
-	stmts := make([]*Stmt, 0, n)
+	if n > 1 && !script {
+		return nil, false, errorf(KindInvalid, "prepare: %d statements given, a prepared statement holds one", n)
+	}
 	for i := duckdb.IdxT(0); i < n; i++ {
 		s := &Stmt{c: c}
 		if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
-			if i > 0 && n > 1 {
-				// A later statement may depend on an earlier one: run
-				// what was prepared so far, then prepare again.
-				for _, p := range stmts {
-					if _, err := p.Exec(ctx); err != nil {
-						closeAll(stmts)
-						return nil, err
-					}
-				}
-				closeAll(stmts)
-				stmts = stmts[:0]
-				s = &Stmt{c: c}
-				if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
-					msg = duckdb.PrepareError(s.ps)
-					duckdb.DestroyPrepare(&s.ps)
-					return nil, errorFromMessage(msg)
-				}
-				stmts = append(stmts, s)
-				continue
-			}
-			closeAll(stmts)
-			return nil, errorFromMessage(msg)
+			return nil, n > 1, errorFromMessage(msg)
 		}
-		stmts = append(stmts, s)
+		if i == n-1 {
+			return s, n > 1, nil
+		}
+		_, err := s.Exec(ctx)
+		s.Close()
+		if err != nil {
+			return nil, true, err
+		}
 	}
-	return stmts, nil
+	panic("unreachable")
 }
 
-func closeAll(stmts []*Stmt) {
-	for _, s := range stmts {
-		s.Close()
+// Use makes catalog and schema the connection's defaults for unqualified
+// names (DuckDB's USE). Empty values mean the database's defaults. It only
+// issues USE when the defaults change.
+func (c *Conn) Use(ctx context.Context, catalog, schema string) error {
+	if catalog == c.catalog && schema == c.schema {
+		return nil
 	}
+	target := ""
+	switch {
+	case catalog == "" && schema == "":
+		target = QuoteIdent(c.db.DefaultCatalog()) + ".main"
+	case catalog == "":
+		target = QuoteIdent(schema)
+	case schema == "":
+		target = QuoteIdent(catalog)
+	default:
+		target = QuoteIdent(catalog) + "." + QuoteIdent(schema)
+	}
+	if _, err := c.Exec(ctx, "USE "+target); err != nil {
+		return err
+	}
+	c.catalog, c.schema = catalog, schema
+	return nil
 }
 
 // errorFromMessage builds an engine error from a DuckDB message of the form
 // "Catalog Error: …", where the C API gives no error type.
 func errorFromMessage(msg string) error {
+	if msg == "" {
+		msg = "DuckDB reported an error without a message"
+	}
 	kind := KindInternal
 	prefix, _, ok := strings.Cut(msg, " Error: ")
 	if ok {

@@ -52,6 +52,8 @@ type DB struct {
 	mem  memory.Allocator
 	db   duckdb.Database
 
+	catalog string
+
 	mu     sync.Mutex
 	idle   []*Conn
 	open   int
@@ -115,6 +117,14 @@ func (d *DB) setup(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
+	rows, err := c.Query(ctx, "SELECT current_database()")
+	if err != nil {
+		return fmt.Errorf("read catalog name: %w", err)
+	}
+	if rows.Next() {
+		d.catalog = rows.RecordBatch().Column(0).ValueStr(0)
+	}
+	rows.Close()
 	stmts := []string{"SET GLOBAL TimeZone = 'UTC'"}
 	if !d.opts.ExternalAccess {
 		if len(d.opts.AllowedDirs) > 0 {
@@ -135,6 +145,10 @@ func (d *DB) setup(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DefaultCatalog is the name DuckDB gives the database file's catalog
+// (the file name without extension, or "memory").
+func (d *DB) DefaultCatalog() string { return d.catalog }
 
 // Allocator is the allocator result batches are built with.
 func (d *DB) Allocator() memory.Allocator { return d.mem }

@@ -1,0 +1,149 @@
+package auth
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// DefaultTokenTTL is how long a bearer token is valid unless WithTTL says
+// otherwise.
+const DefaultTokenTTL = 24 * time.Hour
+
+// tokenIssuer is the "iss" claim of every token; tokens from anything else
+// are rejected.
+const tokenIssuer = "quiver"
+
+// UserLookup finds a user by name. *Store implements it.
+type UserLookup interface {
+	Lookup(name string) (User, bool)
+}
+
+// Tokens issues and verifies signed bearer tokens (HS256 JWTs). A token
+// carries the user's name ("sub"), role ("role"), issue time, expiry and a
+// random id ("jti"). It verifies in any process that has the same key, so
+// tokens survive a restart when the key is kept with LoadOrCreateKey.
+// Tokens is safe for concurrent use.
+type Tokens struct {
+	key    []byte
+	users  UserLookup
+	cfg    tokenConfig
+	parser *jwt.Parser
+}
+
+// TokenOption configures Tokens.
+type TokenOption func(*tokenConfig)
+
+type tokenConfig struct {
+	ttl time.Duration
+	now func() time.Time
+}
+
+// WithTTL sets how long issued tokens stay valid. It must be positive; the
+// default is DefaultTokenTTL.
+func WithTTL(d time.Duration) TokenOption { return func(c *tokenConfig) { c.ttl = d } }
+
+// WithClock sets the clock used to stamp and check tokens, for tests.
+func WithClock(now func() time.Time) TokenOption { return func(c *tokenConfig) { c.now = now } }
+
+func (c *tokenConfig) validate() error {
+	if c.ttl <= 0 {
+		return fmt.Errorf("token ttl %v is not positive", c.ttl)
+	}
+	if c.now == nil {
+		return errors.New("nil clock")
+	}
+	return nil
+}
+
+// NewTokens returns a token issuer that signs with key (at least KeyLen
+// bytes) and, when verifying, checks that the token's user still exists in
+// users.
+func NewTokens(key []byte, users UserLookup, opts ...TokenOption) (*Tokens, error) {
+	if len(key) < KeyLen {
+		return nil, fmt.Errorf("new tokens: key is %d bytes, want at least %d", len(key), KeyLen)
+	}
+	if users == nil {
+		return nil, errors.New("new tokens: nil user lookup")
+	}
+	cfg := tokenConfig{ttl: DefaultTokenTTL, now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("new tokens: %w", err)
+	}
+	return &Tokens{
+		key:   append([]byte(nil), key...),
+		users: users,
+		cfg:   cfg,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithIssuer(tokenIssuer),
+			jwt.WithTimeFunc(cfg.now),
+		),
+	}, nil
+}
+
+// TTL returns how long issued tokens stay valid.
+func (t *Tokens) TTL() time.Duration { return t.cfg.ttl }
+
+// tokenClaims is the JWT payload.
+type tokenClaims struct {
+	Role string `json:"role"`
+	jwt.RegisteredClaims
+}
+
+// Issue returns a signed token for u and the time it expires.
+func (t *Tokens) Issue(u User) (string, time.Time, error) {
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return "", time.Time{}, fmt.Errorf("issue token: read token id: %w", err)
+	}
+	now := t.cfg.now()
+	expires := now.Add(t.cfg.ttl)
+	claims := tokenClaims{
+		Role: u.Role.String(),
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    tokenIssuer,
+			Subject:   u.Name,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(expires),
+			ID:        hex.EncodeToString(id),
+		},
+	}
+	signed, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.key)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("issue token: sign: %w", err)
+	}
+	// The expiry is rounded to whole seconds in the token; report that.
+	return signed, claims.ExpiresAt.Time, nil
+}
+
+// Verify checks a token's signature, issuer and expiry, and that its user
+// still exists. It returns the user as the store has it now, so a role
+// change takes effect on the next call. Errors wrap ErrTokenExpired or
+// ErrBadToken.
+func (t *Tokens) Verify(token string) (User, error) {
+	var claims tokenClaims
+	_, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.key, nil })
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return User{}, ErrTokenExpired
+	case err != nil:
+		return User{}, fmt.Errorf("%w: %w", ErrBadToken, err)
+	case claims.Subject == "":
+		return User{}, fmt.Errorf("%w: no subject", ErrBadToken)
+	}
+	u, ok := t.users.Lookup(claims.Subject)
+	if !ok {
+		return User{}, fmt.Errorf("%w: user %q no longer exists", ErrBadToken, claims.Subject)
+	}
+	return u, nil
+}

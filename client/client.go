@@ -1,0 +1,220 @@
+// Package client is quiver's Go client: it connects to a Flight SQL server,
+// authenticates, streams query results as Arrow record batches, runs
+// updates and bulk-ingests Arrow streams.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/quiverdata/quiver/auth"
+)
+
+// CompressionHeader is the call header that asks the server to compress
+// result bodies: lz4, zstd, none or auto.
+const CompressionHeader = "x-quiver-compression"
+
+// MaxMessageSize is the client's gRPC message limit, matching the server's.
+const MaxMessageSize = 1 << 30
+
+// Config says where and how to connect.
+type Config struct {
+	// Addr is HOST:PORT of the Flight SQL port.
+	Addr     string
+	User     string
+	Password string
+	// TLS turns on TLS; CAFile verifies the server (system roots when
+	// empty); CertFile and KeyFile present a client certificate (mTLS).
+	TLS                bool
+	CAFile             string
+	CertFile, KeyFile  string
+	InsecureSkipVerify bool
+	// Compression is sent as CompressionHeader on every call when set.
+	Compression string
+	Allocator   memory.Allocator
+}
+
+// Client is a connection to a quiver server. It is safe for concurrent use.
+type Client struct {
+	sql *flightsql.Client
+	md  metadata.MD
+	mem memory.Allocator
+}
+
+// Dial connects and, when a user is given, authenticates with Basic
+// credentials, keeping the bearer token the server returns.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("no server address: give --server HOST:PORT or set QUIVER_SERVER")
+	}
+	mem := cfg.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	creds := insecure.NewCredentials()
+	if cfg.TLS || cfg.CAFile != "" || cfg.CertFile != "" {
+		tc, err := auth.ClientTLSConfig(cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
+		if err != nil {
+			return nil, err
+		}
+		creds = credentials.NewTLS(tc)
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
+		grpc.WithInitialWindowSize(16 << 20),
+		grpc.WithInitialConnWindowSize(32 << 20),
+		grpc.WithReadBufferSize(1 << 20),
+		grpc.WithWriteBufferSize(1 << 20),
+	}
+	sc, err := flightsql.NewClientCtx(ctx, cfg.Addr, nil, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+	}
+	c := &Client{sql: sc, md: metadata.MD{}, mem: mem}
+	if cfg.Compression != "" {
+		c.md.Set(CompressionHeader, cfg.Compression)
+	}
+	if cfg.User != "" {
+		actx, err := sc.Client.AuthenticateBasicToken(ctx, cfg.User, cfg.Password)
+		if err != nil {
+			sc.Close()
+			return nil, fmt.Errorf("authenticate to %s as %s: %w", cfg.Addr, cfg.User, err)
+		}
+		if md, ok := metadata.FromOutgoingContext(actx); ok {
+			c.md = metadata.Join(c.md, md)
+		}
+	}
+	return c, nil
+}
+
+// Context returns ctx carrying the client's credentials and headers; use it
+// for calls made through SQL().
+func (c *Client) Context(ctx context.Context) context.Context {
+	if len(c.md) == 0 {
+		return ctx
+	}
+	if md, ok := metadata.FromOutgoingContext(ctx); ok {
+		return metadata.NewOutgoingContext(ctx, metadata.Join(md, c.md))
+	}
+	return metadata.NewOutgoingContext(ctx, c.md)
+}
+
+// SQL is the underlying arrow-go Flight SQL client; call it with Context.
+func (c *Client) SQL() *flightsql.Client { return c.sql }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.sql.Close() }
+
+// Exec runs DDL or DML and returns the rows changed.
+func (c *Client) Exec(ctx context.Context, sql string) (int64, error) {
+	return c.sql.ExecuteUpdate(c.Context(ctx), sql)
+}
+
+// Query runs a query and streams its result. The caller must Release the
+// returned reader; batches are valid until the next call to Next unless
+// retained.
+func (c *Client) Query(ctx context.Context, sql string) (*Result, error) {
+	ctx = c.Context(ctx)
+	info, err := c.sql.Execute(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return c.fetch(ctx, info)
+}
+
+func (c *Client) fetch(ctx context.Context, info *flight.FlightInfo) (*Result, error) {
+	schema, err := flight.DeserializeSchema(info.GetSchema(), c.mem)
+	if err != nil {
+		return nil, fmt.Errorf("read result schema: %w", err)
+	}
+	r := &Result{ctx: ctx, c: c, schema: schema, endpoints: info.GetEndpoint()}
+	r.refs = 1
+	return r, nil
+}
+
+// Ingest bulk-loads the batches of rdr into table through Flight SQL's
+// CommandStatementIngest and returns the rows written.
+func (c *Client) Ingest(ctx context.Context, rdr array.RecordReader, opts *flightsql.ExecuteIngestOpts) (int64, error) {
+	return c.sql.ExecuteIngest(c.Context(ctx), rdr, opts)
+}
+
+// Result streams a query result across its endpoints, in order. It
+// implements array.RecordReader.
+type Result struct {
+	ctx       context.Context
+	c         *Client
+	schema    *arrow.Schema
+	endpoints []*flight.FlightEndpoint
+	cur       *flight.Reader
+	rec       arrow.RecordBatch
+	err       error
+	refs      int
+}
+
+// Schema is the result's schema.
+func (r *Result) Schema() *arrow.Schema { return r.schema }
+
+// Next reads the next batch.
+func (r *Result) Next() bool {
+	for r.err == nil {
+		if r.cur == nil {
+			if len(r.endpoints) == 0 {
+				return false
+			}
+			ep := r.endpoints[0]
+			r.endpoints = r.endpoints[1:]
+			rdr, err := r.c.sql.DoGet(r.ctx, ep.GetTicket())
+			if err != nil {
+				r.err = err
+				return false
+			}
+			r.cur = rdr
+		}
+		if r.cur.Next() {
+			r.rec = r.cur.RecordBatch()
+			return true
+		}
+		if err := r.cur.Err(); err != nil && !errors.Is(err, io.EOF) {
+			r.err = err
+		}
+		r.cur.Release()
+		r.cur = nil
+	}
+	return false
+}
+
+// RecordBatch is the batch Next read.
+func (r *Result) RecordBatch() arrow.RecordBatch { return r.rec }
+
+// Record is RecordBatch.
+//
+// Deprecated: use RecordBatch.
+func (r *Result) Record() arrow.RecordBatch { return r.rec }
+
+// Err is the error that ended the stream, if any.
+func (r *Result) Err() error { return r.err }
+
+// Retain adds a reference.
+func (r *Result) Retain() { r.refs++ }
+
+// Release drops a reference; the last one closes the stream.
+func (r *Result) Release() {
+	r.refs--
+	if r.refs == 0 && r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}

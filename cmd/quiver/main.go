@@ -1,0 +1,144 @@
+// Command quiver is an Arrow-native data server over embedded DuckDB: Flight
+// SQL and MySQL-protocol endpoints, columnar ingest over Flight and from
+// Kafka, and benchmarks that prove its speed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one verb: quiver <name> [flags] [args].
+type command interface {
+	// Run parses args with its own FlagSet and runs. A *usageError means a
+	// bad flag or argument (exit status 2).
+	Run(ctx context.Context, args []string) error
+}
+
+// usageError is a bad flag or argument: quiver prints it and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// commands maps each verb to its constructor and a one-line summary.
+var commands = map[string]struct {
+	summary string
+	new     func() command
+}{}
+
+func register(name, summary string, mk func() command) {
+	commands[name] = struct {
+		summary string
+		new     func() command
+	}{summary, mk}
+}
+
+// stderr is where quiver prints hints and errors.
+var stderr io.Writer = os.Stderr
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "quiver: unknown command %q (try: %s)\n", args[0], strings.Join(verbs(), ", "))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := c.new().Run(ctx, args[1:])
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], ue.msg)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], err)
+		return 1
+	}
+}
+
+func verbs() []string {
+	var names []string
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: quiver <command> [flags] [args]")
+	fmt.Fprintln(w)
+	for _, name := range verbs() {
+		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'quiver <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting, so
+// Run can turn them into usage errors.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("quiver "+name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	return fs
+}
+
+// parseFlags parses args, turning a bad flag into a usage error. Flags may
+// follow positional arguments (quiver load a.parquet --table t).
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(os.Stderr)
+				fs.PrintDefaults()
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newLogger returns the process logger: text to stderr at the given level.
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("bad --log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

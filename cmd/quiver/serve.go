@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/server"
+)
+
+func init() {
+	register("serve", "run the server: Flight SQL, MySQL protocol and HTTP over one DuckDB database", func() command { return &serveCmd{} })
+}
+
+type serveCmd struct{}
+
+// userList collects repeated --user/--password pairs.
+type userList struct {
+	names, passwords, roles []string
+}
+
+func (serveCmd) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet("serve")
+	var (
+		cfg      server.Config
+		users    userList
+		logLevel string
+		drain    time.Duration
+	)
+	fs.StringVar(&cfg.DB, "db", "./data/quiver.duckdb", "database file, or :memory:")
+	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:31337", "Flight SQL listen address (port 0 picks one)")
+	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for /metrics and /healthz; empty disables it")
+	fs.Func("user", "create a user (repeat for more; pair each with --password)", func(v string) error {
+		users.names = append(users.names, v)
+		return nil
+	})
+	fs.Func("password", "password of the preceding --user", func(v string) error {
+		users.passwords = append(users.passwords, v)
+		return nil
+	})
+	fs.Func("role", "role of the preceding --user: admin (default), readwrite or readonly", func(v string) error {
+		users.roles = append(users.roles, v)
+		return nil
+	})
+	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
+	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
+	fs.StringVar(&cfg.Security.TokenKey, "token-key", "", "hex bearer-token signing key (default: a key file next to the database)")
+	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
+	fs.IntVar(&cfg.Threads, "threads", 0, "DuckDB worker threads (0: all cores)")
+	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB memory limit, e.g. 4GB")
+	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
+	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
+	fs.BoolVar(&cfg.Demo, "demo", false, "load the TPC-H demo dataset into an empty database")
+	fs.DurationVar(&drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
+	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if cfg.DB == "" {
+		return usagef("--db must be a file or :memory:")
+	}
+	if cfg.Security.Users, err = users.specs(); err != nil {
+		return err
+	}
+	if cfg.Logger, err = newLogger(logLevel); err != nil {
+		return err
+	}
+
+	srv, err := server.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	printHints(srv, cfg)
+	select {
+	case <-ctx.Done():
+		cfg.Logger.Info("shutting down", "drain", drain)
+	case err = <-srv.Err():
+		cfg.Logger.Error("listener failed", "err", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return err
+}
+
+func (u userList) specs() ([]server.UserSpec, error) {
+	if len(u.names) != len(u.passwords) {
+		return nil, usagef("each --user needs a --password (got %d users, %d passwords)", len(u.names), len(u.passwords))
+	}
+	if len(u.roles) > len(u.names) {
+		return nil, usagef("--role must follow a --user")
+	}
+	specs := make([]server.UserSpec, len(u.names))
+	for i, name := range u.names {
+		role := auth.RoleAdmin
+		if i < len(u.roles) {
+			r, err := auth.ParseRole(u.roles[i])
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			role = r
+		}
+		specs[i] = server.UserSpec{Name: name, Password: u.passwords[i], Role: role}
+	}
+	return specs, nil
+}
+
+// printHints tells a person how to connect.
+func printHints(srv *server.Server, cfg server.Config) {
+	host, port, _ := strings.Cut(srv.FlightAddr, ":")
+	if strings.Contains(srv.FlightAddr, "]") { // IPv6
+		i := strings.LastIndex(srv.FlightAddr, ":")
+		host, port = srv.FlightAddr[:i], srv.FlightAddr[i+1:]
+	}
+	scheme := "grpc"
+	jdbcTLS := "useEncryption=false"
+	if cfg.Security.TLSCert != "" {
+		scheme, jdbcTLS = "grpc+tls", "useEncryption=true"
+	}
+	user := ""
+	if len(cfg.Security.Users) > 0 {
+		user = cfg.Security.Users[0].Name
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nquiver is ready (database %s)\n", cfg.DB)
+	fmt.Fprintf(&b, "  quiver CLI : quiver query --server %s \"SELECT 42\"\n", srv.FlightAddr)
+	fmt.Fprintf(&b, "  Python ADBC: adbc_driver_flightsql.dbapi.connect(\"%s://%s\")\n", scheme, srv.FlightAddr)
+	fmt.Fprintf(&b, "  JDBC       : jdbc:arrow-flight-sql://%s:%s/?%s\n", host, port, jdbcTLS)
+	if srv.MySQLAddr != "" {
+		mh, mp, _ := strings.Cut(srv.MySQLAddr, ":")
+		fmt.Fprintf(&b, "  MySQL      : mysql -h %s -P %s", mh, mp)
+		if user != "" {
+			fmt.Fprintf(&b, " -u %s -p", user)
+		}
+		b.WriteString("\n")
+	}
+	if srv.HTTPAddr != "" {
+		fmt.Fprintf(&b, "  metrics    : http://%s/metrics\n", srv.HTTPAddr)
+	}
+	if user == "" {
+		b.WriteString("  auth       : off (loopback only); add --user NAME --password PW to require it\n")
+	}
+	if cfg.Demo {
+		b.WriteString("  demo data  : TPC-H sf 0.1, e.g. SELECT l_returnflag, count(*) FROM lineitem GROUP BY 1\n")
+	}
+	fmt.Fprint(stderr, b.String())
+}

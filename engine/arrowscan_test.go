@@ -1,0 +1,95 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// failingReader yields its batches, then fails.
+type failingReader struct {
+	array.RecordReader
+	n, failAt int
+}
+
+func (f *failingReader) Next() bool {
+	if f.n == f.failAt {
+		return false
+	}
+	f.n++
+	return f.RecordReader.Next()
+}
+
+func (f *failingReader) Err() error {
+	if f.n == f.failAt {
+		return errors.New("client went away")
+	}
+	return nil
+}
+
+func makeBatches(t *testing.T, mem memory.Allocator, n, rows int) (*arrow.Schema, []arrow.RecordBatch) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	var recs []arrow.RecordBatch
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for k := 0; k < n; k++ {
+		for i := 0; i < rows; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(k*rows + i))
+			if i%5 == 0 {
+				b.Field(1).AppendNull()
+			} else {
+				b.Field(1).(*array.StringBuilder).Append("x")
+			}
+		}
+		recs = append(recs, b.NewRecordBatch())
+	}
+	return schema, recs
+}
+
+func TestConn_InsertArrow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	db := openTest(t, engine.Options{})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
+		t.Fatal(err)
+	}
+	schema, recs := makeBatches(t, mem, 4, 5000)
+	rdr, _ := array.NewRecordReader(schema, recs)
+	n, err := c.InsertArrow(ctx, `"ing"`, nil, rdr)
+	rdr.Release()
+	if err != nil || n != 20000 {
+		t.Fatalf("insert: got %d, %v; want 20000", n, err)
+	}
+
+	// A reader failing midway inserts nothing.
+	rdr2, _ := array.NewRecordReader(schema, recs)
+	_, err = c.InsertArrow(ctx, `"ing"`, nil, &failingReader{RecordReader: rdr2, failAt: 2})
+	rdr2.Release()
+	for _, r := range recs {
+		r.Release()
+	}
+	if err == nil {
+		t.Fatal("failing reader: got no error")
+	}
+	got := collect(t, db, "SELECT count(*), count(s) FROM ing")
+	defer releaseAll(got)
+	if cnt := got[0].Column(0).(*array.Int64).Value(0); cnt != 20000 {
+		t.Errorf("rows after failed insert: got %d, want 20000", cnt)
+	}
+	if cnt := got[0].Column(1).(*array.Int64).Value(0); cnt != 16000 {
+		t.Errorf("non-null s: got %d, want 16000", cnt)
+	}
+}

@@ -1,0 +1,98 @@
+package flightsql
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/session"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// txn is an open transaction: one connection pinned to it. Calls in the
+// transaction take its lock, so the connection is used by one call at a
+// time.
+type txn struct {
+	id   string
+	mu   sync.Mutex
+	conn *engine.Conn
+	last time.Time // guarded by mu
+}
+
+func (t *txn) idleSince(cutoff time.Time) bool {
+	if !t.mu.TryLock() {
+		return false // in use
+	}
+	defer t.mu.Unlock()
+	return t.last.Before(cutoff)
+}
+
+// acquire returns the connection a call runs on and the function that
+// gives it back: the transaction's connection when txnID names one, else a
+// pooled connection. The session's catalog and schema are applied.
+func (s *Server) acquire(ctx context.Context, txnID []byte) (*engine.Conn, func(), error) {
+	catalog, schema := sessionDefaults(ctx)
+	if len(txnID) > 0 {
+		s.mu.Lock()
+		t := s.txns[string(txnID)]
+		s.mu.Unlock()
+		if t == nil {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", txnID)
+		}
+		t.mu.Lock()
+		t.last = time.Now()
+		if err := t.conn.Use(ctx, catalog, schema); err != nil {
+			t.mu.Unlock()
+			return nil, nil, toStatus(err)
+		}
+		return t.conn, t.mu.Unlock, nil
+	}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Unavailable, "get connection: %v", err)
+	}
+	if err := c.Use(ctx, catalog, schema); err != nil {
+		c.Release()
+		return nil, nil, toStatus(err)
+	}
+	return c, c.Release, nil
+}
+
+// sessionDefaults reads the catalog and schema session options.
+func sessionDefaults(ctx context.Context) (catalog, schema string) {
+	sess, err := session.GetSessionFromContext(ctx)
+	if err != nil || sess == nil {
+		return "", ""
+	}
+	if v := sess.GetSessionOption(optCatalog); v != nil {
+		catalog = v.GetStringValue()
+	}
+	if v := sess.GetSessionOption(optSchema); v != nil {
+		schema = v.GetStringValue()
+	}
+	return catalog, schema
+}
+
+// prepare prepares sql's last statement on c (running any before it) and
+// checks the caller may run it.
+func (s *Server) prepare(ctx context.Context, c *engine.Conn, sql string) (*engine.Stmt, bool, error) {
+	st, multi, err := c.PrepareLast(ctx, sql)
+	if err != nil {
+		return nil, false, toStatus(err)
+	}
+	if err := s.authorize(ctx, st); err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	return st, multi, nil
+}
+
+func (s *Server) authorize(ctx context.Context, st *engine.Stmt) error {
+	if s.opts.Authorize == nil {
+		return nil
+	}
+	return s.opts.Authorize(ctx, st)
+}

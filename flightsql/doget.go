@@ -1,0 +1,277 @@
+package flightsql
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// service is the gRPC Flight service: arrow-go's Flight SQL router, except
+// for DoGet of statement and prepared-statement results, which quiver
+// streams itself. arrow-go's router writes DoGet with fixed IPC options;
+// owning the writer is what lets quiver choose them (compression, batch
+// pipelining) and bound memory.
+type service struct {
+	flight.FlightServer
+	s *Server
+}
+
+// DoGet streams a result. Metadata results go through arrow-go's router.
+func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	var anyCmd anypb.Any
+	if err := proto.Unmarshal(t.GetTicket(), &anyCmd); err != nil {
+		return invalidf("malformed ticket: %v", err)
+	}
+	cmd, err := anyCmd.UnmarshalNew()
+	if err != nil {
+		return invalidf("malformed ticket: %v", err)
+	}
+	s := v.s
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	key := string(t.GetTicket())
+	s.mu.Lock()
+	s.running[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, key)
+		s.mu.Unlock()
+	}()
+
+	switch cmd := cmd.(type) {
+	case *pb.TicketStatementQuery:
+		return s.doGetStatement(ctx, cmd.GetStatementHandle(), stream)
+	case *pb.CommandPreparedStatementQuery:
+		return s.doGetPrepared(ctx, cmd.GetPreparedStatementHandle(), stream)
+	}
+	return v.FlightServer.DoGet(t, stream)
+}
+
+func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.FlightService_DoGetServer) error {
+	var h handle
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return invalidf("malformed statement handle: %v", err)
+	}
+	switch {
+	case h.Count != nil:
+		return s.writeCount(stream, *h.Count)
+	case h.Held != "":
+		s.mu.Lock()
+		hq := s.held[h.Held]
+		delete(s.held, h.Held)
+		s.mu.Unlock()
+		if hq == nil {
+			return status.Error(codes.NotFound, "statement result was already fetched, canceled or expired; execute it again")
+		}
+		defer hq.close()
+		rows, err := hq.stmt.Query(ctx)
+		if err != nil {
+			return toStatus(err)
+		}
+		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
+	case h.Query != "":
+		c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
+		if err != nil {
+			return err
+		}
+		defer release()
+		st, _, err := s.prepare(ctx, c, h.Query)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		rows, err := st.Query(ctx)
+		if err != nil {
+			return toStatus(err)
+		}
+		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
+	}
+	return invalidf("empty statement handle")
+}
+
+func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.FlightService_DoGetServer) error {
+	p, err := s.getPrepared(id)
+	if err != nil {
+		return err
+	}
+	bound := p.takeBound()
+	defer releaseRecs(bound)
+	c, release, err := s.acquire(ctx, p.txn)
+	if err != nil {
+		return err
+	}
+	defer release()
+	st, err := c.Prepare(ctx, p.sql)
+	if err != nil {
+		return toStatus(err)
+	}
+	defer st.Close()
+	if err := s.authorize(ctx, st); err != nil {
+		return err
+	}
+	if st.NumParams() == 0 {
+		rows, err := st.Query(ctx)
+		if err != nil {
+			return toStatus(err)
+		}
+		return s.streamRows(ctx, stream, p.dataset, []*engine.Rows{rows}, nil)
+	}
+	if len(bound) == 0 {
+		return invalidf("statement takes %d parameters and none are bound", st.NumParams())
+	}
+	// One result per parameter row, streamed one after another.
+	var next func() (*engine.Rows, error)
+	bi, row := 0, 0
+	next = func() (*engine.Rows, error) {
+		for bi < len(bound) && row >= int(bound[bi].NumRows()) {
+			bi, row = bi+1, 0
+		}
+		if bi == len(bound) {
+			return nil, nil
+		}
+		if err := st.BindRow(bound[bi], row); err != nil {
+			return nil, err
+		}
+		row++
+		return st.Query(ctx)
+	}
+	return s.streamRows(ctx, stream, p.dataset, nil, next)
+}
+
+// acquireWith is acquire with the catalog and schema a ticket carries
+// rather than the calling session's.
+func (s *Server) acquireWith(ctx context.Context, txnID []byte, catalog, schema string) (*engine.Conn, func(), error) {
+	c, release, err := s.acquire(ctx, txnID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if catalog != "" || schema != "" {
+		if err := c.Use(ctx, catalog, schema); err != nil {
+			release()
+			return nil, nil, toStatus(err)
+		}
+	}
+	return c, release, nil
+}
+
+func (s *Server) writeCount(stream flight.FlightService_DoGetServer, n int64) error {
+	b := array.NewInt64Builder(s.mem)
+	defer b.Release()
+	b.Append(n)
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(countSchema, []arrow.Array{col}, 1)
+	defer rec.Release()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(countSchema), ipc.WithAllocator(s.mem))
+	defer w.Close()
+	return w.Write(rec)
+}
+
+// streamRows writes results to the client. A producer goroutine converts
+// the next batch while the previous one is on the wire; the channel between
+// them holds at most two batches, and gRPC flow control is the backpressure.
+// The results come from rows, then from next until it returns nil.
+func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, rows []*engine.Rows, next func() (*engine.Rows, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan arrow.RecordBatch, 2)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(ch)
+		errc <- produce(ctx, ch, rows, next)
+	}()
+	w := flight.NewRecordWriter(stream, s.ipcOptions(ctx, schema)...)
+	var werr error
+	for rec := range ch {
+		if werr == nil {
+			werr = w.Write(rec)
+			if werr != nil {
+				cancel() // the client went away: stop DuckDB
+			} else {
+				bytesSent.Add(float64(recordBytes(rec)))
+			}
+		}
+		rec.Release()
+	}
+	perr := <-errc
+	if werr == nil {
+		werr = w.Close()
+	} else {
+		w.Close()
+	}
+	switch {
+	case werr != nil:
+		if ctx.Err() != nil && stream.Context().Err() != nil {
+			return status.FromContextError(stream.Context().Err()).Err()
+		}
+		return status.Errorf(codes.Unavailable, "send results: %v", werr)
+	case perr != nil:
+		return toStatus(perr)
+	}
+	return nil
+}
+
+func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Rows, next func() (*engine.Rows, error)) error {
+	for i := 0; ; i++ {
+		var r *engine.Rows
+		if i < len(rows) {
+			r = rows[i]
+		} else if next != nil {
+			var err error
+			if r, err = next(); err != nil {
+				return err
+			}
+		}
+		if r == nil {
+			return nil
+		}
+		err := drain(ctx, ch, r)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows) error {
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		select {
+		case ch <- rec:
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}
+	return r.Err()
+}
+
+// ipcOptions are the IPC writer options for a result stream.
+func (s *Server) ipcOptions(_ context.Context, schema *arrow.Schema) []ipc.Option {
+	return []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(s.mem)}
+}
+
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
+}

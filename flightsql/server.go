@@ -1,0 +1,236 @@
+// Package flightsql is quiver's Arrow Flight SQL service over the engine:
+// statements, prepared statements, metadata, bulk ingest, transactions and
+// sessions. It owns its DoGet path so results stream from DuckDB with
+// bounded memory and the IPC options quiver chooses.
+package flightsql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/session"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// Options configure a Server.
+type Options struct {
+	Logger *slog.Logger
+	// ServerOptions are extra gRPC server options (TLS credentials, auth
+	// interceptors). They are applied after quiver's own sizing options.
+	ServerOptions []grpc.ServerOption
+	// UnaryInterceptors and StreamInterceptors run before the session
+	// middleware, in order (auth goes here).
+	UnaryInterceptors  []grpc.UnaryServerInterceptor
+	StreamInterceptors []grpc.StreamServerInterceptor
+	// IdleTimeout closes transactions and prepared statements unused for
+	// this long. Zero means 30 minutes.
+	IdleTimeout time.Duration
+	// WrapService, when set, wraps the Flight service before it is
+	// registered (auth installs its Handshake here).
+	WrapService func(flight.FlightServer) flight.FlightServer
+	// Authorize, when set, is asked before a statement runs; it returns a
+	// PermissionDenied status error to refuse it.
+	Authorize func(ctx context.Context, stmt *engine.Stmt) error
+}
+
+// MaxMessageSize is the gRPC message limit on both directions. Result
+// batches of 64K rows of wide rows exceed gRPC's 4 MB default.
+const MaxMessageSize = 1 << 30
+
+// Server is the Flight SQL service. Create it with New, then Serve.
+type Server struct {
+	flightsql.BaseServer
+	db   *engine.DB
+	log  *slog.Logger
+	mem  memory.Allocator
+	opts Options
+
+	inner  flight.FlightServer // arrow-go's router, for the calls quiver does not own
+	grpc   *grpc.Server
+	health *health.Server
+
+	mu       sync.Mutex
+	txns     map[string]*txn
+	prepared map[string]*prepared
+	held     map[string]*heldQuery
+	running  map[string]context.CancelFunc
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New builds the service over db.
+func New(db *engine.DB, opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 30 * time.Minute
+	}
+	s := &Server{
+		db:       db,
+		log:      opts.Logger.With("component", "flightsql"),
+		mem:      db.Allocator(),
+		opts:     opts,
+		txns:     map[string]*txn{},
+		prepared: map[string]*prepared{},
+		held:     map[string]*heldQuery{},
+		running:  map[string]context.CancelFunc{},
+		stop:     make(chan struct{}),
+	}
+	if err := registerSQLInfo(s); err != nil {
+		return nil, fmt.Errorf("register sql info: %w", err)
+	}
+	s.inner = flightsql.NewFlightServerWithAllocator(s, s.mem)
+
+	sessions := flight.CreateServerMiddleware(session.NewServerSessionMiddleware(session.NewStatelessServerSessionManager()))
+	unary := append(append([]grpc.UnaryServerInterceptor{}, opts.UnaryInterceptors...), sessions.Unary, metricsUnary)
+	stream := append(append([]grpc.StreamServerInterceptor{}, opts.StreamInterceptors...), sessions.Stream, metricsStream)
+	gopts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.InitialWindowSize(16 << 20),
+		grpc.InitialConnWindowSize(32 << 20),
+		grpc.ReadBufferSize(1 << 20),
+		grpc.WriteBufferSize(1 << 20),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+	}, opts.ServerOptions...)
+	s.grpc = grpc.NewServer(gopts...)
+	var svc flight.FlightServer = &service{FlightServer: s.inner, s: s}
+	if opts.WrapService != nil {
+		svc = opts.WrapService(svc)
+	}
+	flight.RegisterFlightServiceServer(s.grpc, svc)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+
+	s.wg.Add(1)
+	go s.reapIdle()
+	return s, nil
+}
+
+// Serve accepts Flight SQL connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	if err := s.grpc.Serve(ln); err != nil && err != grpc.ErrServerStopped {
+		return fmt.Errorf("serve flight: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting calls, lets running streams finish until ctx
+// ends (then cancels them), and releases every held connection.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancelAll()
+		s.grpc.Stop()
+		<-done
+	}
+	close(s.stop)
+	s.wg.Wait()
+	s.mu.Lock()
+	txns, held, preps := s.txns, s.held, s.prepared
+	s.txns, s.held, s.prepared = map[string]*txn{}, map[string]*heldQuery{}, map[string]*prepared{}
+	s.mu.Unlock()
+	for _, t := range txns {
+		t.conn.Release()
+	}
+	for _, h := range held {
+		h.close()
+	}
+	for _, p := range preps {
+		p.close()
+	}
+}
+
+func (s *Server) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cancel := range s.running {
+		cancel()
+	}
+}
+
+// reapIdle closes transactions, prepared statements and held queries that
+// clients abandoned, so their connections and memory come back.
+func (s *Server) reapIdle() {
+	defer s.wg.Done()
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-tick.C:
+			s.reapOnce(now)
+		}
+	}
+}
+
+func (s *Server) reapOnce(now time.Time) {
+	cutoff := now.Add(-s.opts.IdleTimeout)
+	s.mu.Lock()
+	var txns []*txn
+	var held []*heldQuery
+	for id, t := range s.txns {
+		if t.idleSince(cutoff) {
+			delete(s.txns, id)
+			txns = append(txns, t)
+		}
+	}
+	for id, h := range s.held {
+		if h.created.Before(cutoff) {
+			delete(s.held, id)
+			held = append(held, h)
+		}
+	}
+	for id, p := range s.prepared {
+		if p.idleSince(cutoff) {
+			delete(s.prepared, id)
+			p.close()
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range txns {
+		s.log.Info("rolling back idle transaction", "txn", t.id)
+		t.mu.Lock()
+		t.conn.Release()
+		t.mu.Unlock()
+	}
+	for _, h := range held {
+		h.close()
+	}
+}
+
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("read random: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,94 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/session"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Session option names.
+const (
+	optCatalog = "catalog"
+	optSchema  = "schema"
+)
+
+// SetSessionOptions sets the session's default catalog and schema. Each is
+// checked against the database before it is accepted.
+func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
+	sess, err := session.GetSessionFromContext(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "no session: %v", err)
+	}
+	res := &flight.SetSessionOptionsResult{Errors: map[string]*flight.SetSessionOptionsResultError{}}
+	for name, v := range req.GetSessionOptions() {
+		switch name {
+		case optCatalog, optSchema:
+			str, ok := v.GetOptionValue().(*pb.SessionOptionValue_StringValue)
+			if v.GetOptionValue() == nil {
+				sess.EraseSessionOption(name)
+				continue
+			}
+			if !ok {
+				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
+				continue
+			}
+			if err := s.checkNamespace(ctx, name, str.StringValue); err != nil {
+				s.log.Info("rejected session option", "option", name, "value", str.StringValue, "err", err)
+				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
+				continue
+			}
+			sess.SetSessionOption(name, v)
+		default:
+			res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidName}
+		}
+	}
+	return res, nil
+}
+
+// checkNamespace checks that a catalog or schema exists.
+func (s *Server) checkNamespace(ctx context.Context, kind, name string) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	col := "catalog_name"
+	if kind == optSchema {
+		col = "schema_name"
+	}
+	rows, err := c.Query(ctx, fmt.Sprintf("SELECT count(*) FROM information_schema.schemata WHERE %s = ?", col), name)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() || rows.RecordBatch().Column(0).ValueStr(0) == "0" {
+		return fmt.Errorf("no %s named %q", kind, name)
+	}
+	return nil
+}
+
+// GetSessionOptions returns the session's options.
+func (s *Server) GetSessionOptions(ctx context.Context, _ *flight.GetSessionOptionsRequest) (*flight.GetSessionOptionsResult, error) {
+	sess, err := session.GetSessionFromContext(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "no session: %v", err)
+	}
+	return &flight.GetSessionOptionsResult{SessionOptions: sess.GetSessionOptions()}, nil
+}
+
+// CloseSession ends the session; its options are forgotten.
+func (s *Server) CloseSession(ctx context.Context, _ *flight.CloseSessionRequest) (*flight.CloseSessionResult, error) {
+	sess, err := session.GetSessionFromContext(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "no session: %v", err)
+	}
+	if err := sess.Close(); err != nil {
+		return nil, status.Errorf(codes.Internal, "close session: %v", err)
+	}
+	return &flight.CloseSessionResult{Status: flight.CloseSessionResultClosed}, nil
+}

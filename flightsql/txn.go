@@ -1,0 +1,69 @@
+package flightsql
+
+import (
+	"context"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// BeginTransaction opens a transaction on a connection of its own.
+func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTransactionRequest) ([]byte, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "get connection: %v", err)
+	}
+	if _, err := c.Exec(ctx, "BEGIN TRANSACTION"); err != nil {
+		c.Release()
+		return nil, toStatus(err)
+	}
+	t := &txn{id: newID(), conn: c, last: time.Now()}
+	s.mu.Lock()
+	s.txns[t.id] = t
+	s.mu.Unlock()
+	txnsOpen.Inc()
+	return []byte(t.id), nil
+}
+
+// EndTransaction commits or rolls back, and frees the connection.
+func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTransactionRequest) error {
+	id := string(req.GetTransactionId())
+	s.mu.Lock()
+	t := s.txns[id]
+	delete(s.txns, id)
+	s.mu.Unlock()
+	if t == nil {
+		return status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", id)
+	}
+	txnsOpen.Dec()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer t.conn.Release()
+	switch req.GetAction() {
+	case flightsql.EndTransactionCommit:
+		if _, err := t.conn.Exec(ctx, "COMMIT"); err != nil {
+			return toStatus(err)
+		}
+	case flightsql.EndTransactionRollback:
+		if _, err := t.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return toStatus(err)
+		}
+	default:
+		t.conn.Exec(ctx, "ROLLBACK")
+		return status.Errorf(codes.InvalidArgument, "unknown end-transaction action %v; the transaction was rolled back", req.GetAction())
+	}
+	return nil
+}
+
+// BeginSavepoint is refused: DuckDB has no savepoints, and GetSqlInfo says
+// so (FLIGHT_SQL_SERVER_TRANSACTION is TRANSACTION, not SAVEPOINT).
+func (s *Server) BeginSavepoint(context.Context, flightsql.ActionBeginSavepointRequest) ([]byte, error) {
+	return nil, status.Error(codes.Unimplemented, "savepoints are not supported: DuckDB has no SAVEPOINT")
+}
+
+// EndSavepoint is refused; see BeginSavepoint.
+func (s *Server) EndSavepoint(context.Context, flightsql.ActionEndSavepointRequest) error {
+	return status.Error(codes.Unimplemented, "savepoints are not supported: DuckDB has no SAVEPOINT")
+}

@@ -1,0 +1,201 @@
+// Package server assembles a running quiver: the engine, the Flight SQL
+// service, the MySQL-protocol endpoint and the HTTP endpoint (/metrics,
+// /healthz), started in order and stopped in reverse.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/flightsql"
+)
+
+// Config is everything quiver serve is told.
+type Config struct {
+	DB          string // database file or ":memory:"
+	FlightAddr  string
+	MySQLAddr   string // empty: no MySQL endpoint
+	HTTPAddr    string // empty: no HTTP endpoint
+	Threads     int
+	MemoryLimit string
+	BatchRows   int
+	// ExternalAccess lets SQL read and write the server's file system.
+	ExternalAccess bool
+	// Allocator allocates result buffers; nil means the Go allocator.
+	// Tests pass a checked allocator to prove nothing leaks.
+	Allocator memory.Allocator
+	// Demo loads the demo dataset into an empty database.
+	Demo   bool
+	Logger *slog.Logger
+	// Announce receives "quiver: <proto> listening on ADDR" lines; nil
+	// means stderr.
+	Announce func(proto, addr string)
+	// Security holds users, TLS and tokens.
+	Security Security
+}
+
+// Server is a running quiver.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	DB     *engine.DB
+	Flight *flightsql.Server
+
+	FlightAddr string
+	MySQLAddr  string
+	HTTPAddr   string
+
+	stops []namedStop
+	errc  chan error
+}
+
+type namedStop struct {
+	name string
+	stop func(context.Context)
+}
+
+// Start opens the database and starts every listener. On error, what was
+// started is stopped again.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Announce == nil {
+		cfg.Announce = func(proto, addr string) {
+			fmt.Fprintf(os.Stderr, "quiver: %s listening on %s\n", proto, addr)
+		}
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, errc: make(chan error, 4)}
+	defer func() {
+		if err != nil {
+			s.Shutdown(context.Background())
+		}
+	}()
+	sec, err := s.setupSecurity(cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	var allowed []string
+	if cfg.DB != ":memory:" && cfg.DB != "" {
+		if dir := filepath.Dir(cfg.DB); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create database directory: %w", err)
+			}
+			abs, _ := filepath.Abs(dir)
+			allowed = append(allowed, abs)
+		}
+	}
+	s.DB, err = engine.Open(ctx, engine.Options{
+		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, BatchRows: cfg.BatchRows,
+		ExternalAccess: cfg.ExternalAccess, AllowedDirs: allowed, Logger: cfg.Logger, Allocator: cfg.Allocator,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.stops = append(s.stops, namedStop{"database", func(context.Context) { s.DB.Close() }})
+	s.log.Info("database open", "path", cfg.DB, "took", time.Since(start).Round(time.Millisecond))
+	if cfg.Demo {
+		if err := LoadDemo(ctx, s.DB, s.log); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := s.startFlight(sec); err != nil {
+		return nil, err
+	}
+	if cfg.MySQLAddr != "" {
+		if err := s.startMySQL(ctx, sec); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.HTTPAddr != "" {
+		if err := s.startHTTP(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Server) startFlight(sec *security) error {
+	ln, err := listen(s.cfg.FlightAddr, sec)
+	if err != nil {
+		return fmt.Errorf("listen flight on %s: %w", s.cfg.FlightAddr, err)
+	}
+	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
+		Logger:             s.log,
+		ServerOptions:      sec.grpcOptions(),
+		UnaryInterceptors:  sec.unary,
+		StreamInterceptors: sec.stream,
+		Authorize:          sec.authorize,
+		WrapService:        sec.wrap,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.FlightAddr = ln.Addr().String()
+	go func() { s.errc <- s.Flight.Serve(ln) }()
+	s.stops = append(s.stops, namedStop{"flight", s.Flight.Shutdown})
+	s.cfg.Announce("flight", s.FlightAddr)
+	return nil
+}
+
+func (s *Server) startHTTP() error {
+	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen http on %s: %w", s.cfg.HTTPAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.DB.Conn(r.Context())
+		if err != nil {
+			http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		defer c.Release()
+		if _, err := c.Exec(r.Context(), "SELECT 1"); err != nil {
+			http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.HTTPAddr = ln.Addr().String()
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.errc <- fmt.Errorf("serve http: %w", err)
+		}
+	}()
+	s.stops = append(s.stops, namedStop{"http", func(ctx context.Context) { hs.Shutdown(ctx) }})
+	s.cfg.Announce("http", s.HTTPAddr)
+	return nil
+}
+
+// Err receives the first error a listener stops with.
+func (s *Server) Err() <-chan error { return s.errc }
+
+// Shutdown stops every component in reverse order of start, letting
+// running streams finish until ctx ends, and logs how long each took.
+func (s *Server) Shutdown(ctx context.Context) {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		st := s.stops[i]
+		start := time.Now()
+		st.stop(ctx)
+		s.log.Info("stopped", "component", st.name, "took", time.Since(start).Round(time.Millisecond))
+	}
+	s.stops = nil
+}
