@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // CompressionHeader is the call header that asks the server to compress
@@ -44,6 +45,19 @@ type Config struct {
 	// Compression is sent as CompressionHeader on every call when set.
 	Compression string
 	Allocator   memory.Allocator
+}
+
+// DialOptions are the gRPC settings for bulk Arrow data, matching the
+// server's: large message limits, wide windows, big socket buffers.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize),
+			grpc.ForceCodecV2(ipcx.ClientCodec())),
+		grpc.WithInitialWindowSize(16 << 20),
+		grpc.WithInitialConnWindowSize(32 << 20),
+		grpc.WithReadBufferSize(1 << 20),
+		grpc.WithWriteBufferSize(1 << 20),
+	}
 }
 
 // Client is a connection to a quiver server. It is safe for concurrent use.
@@ -71,14 +85,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		creds = credentials.NewTLS(tc)
 	}
-	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
-		grpc.WithInitialWindowSize(16 << 20),
-		grpc.WithInitialConnWindowSize(32 << 20),
-		grpc.WithReadBufferSize(1 << 20),
-		grpc.WithWriteBufferSize(1 << 20),
-	}
+	opts := append(DialOptions(), grpc.WithTransportCredentials(creds))
 	sc, err := flightsql.NewClientCtx(ctx, cfg.Addr, nil, nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go-bindings"
@@ -129,7 +130,7 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool) (*Stmt, boo
 		return nil, false, errorFromMessage(msg)
 	}
 	if n > 1 && !script {
-		return nil, false, errorf(KindInvalid, "prepare: %d statements given, a prepared statement holds one", n)
+		return nil, false, fmt.Errorf("prepare: %d statements given: %w", n, ErrScript)
 	}
 	for i := duckdb.IdxT(0); i < n; i++ {
 		s := &Stmt{c: c}

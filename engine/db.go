@@ -16,6 +16,10 @@ import (
 	"github.com/quiverdata/quiver/engine/convert"
 )
 
+// BundledExtensions are the DuckDB extensions linked into quiver's binary.
+// Nothing is downloaded at run time.
+var BundledExtensions = []string{"parquet", "json", "icu"}
+
 // Options configure Open.
 type Options struct {
 	// Path is a database file, or ":memory:".
@@ -38,7 +42,7 @@ type Options struct {
 	// conversion instead of the direct vector copy. It exists to check and
 	// measure the fast path against DuckDB's output.
 	FallbackOnly bool
-	// Allocator allocates result buffers; nil means the Go allocator.
+	// Allocator allocates result buffers; nil means a PoolAllocator.
 	Allocator memory.Allocator
 	// Logger receives the engine's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -76,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		d.log = slog.Default()
 	}
 	if d.mem == nil {
-		d.mem = memory.NewGoAllocator()
+		d.mem = NewPoolAllocator()
 	}
 
 	var cfg duckdb.Config
@@ -122,9 +126,16 @@ func (d *DB) setup(ctx context.Context) error {
 		return fmt.Errorf("read catalog name: %w", err)
 	}
 	if rows.Next() {
-		d.catalog = rows.RecordBatch().Column(0).ValueStr(0)
+		d.catalog = strings.Clone(rows.RecordBatch().Column(0).ValueStr(0)) // the batch is recycled on Close
 	}
 	rows.Close()
+	// Load the statically linked extensions now: once external access is
+	// off, DuckDB refuses to autoload even bundled ones.
+	for _, ext := range BundledExtensions {
+		if _, err := c.Exec(ctx, "LOAD "+ext); err != nil {
+			d.log.Warn("bundled extension did not load", "extension", ext, "err", err)
+		}
+	}
 	stmts := []string{"SET GLOBAL TimeZone = 'UTC'"}
 	if !d.opts.ExternalAccess {
 		if len(d.opts.AllowedDirs) > 0 {

@@ -61,6 +61,10 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
+// ErrScript is returned by Prepare for SQL holding several statements,
+// which only Exec, Query and PrepareLast take.
+var ErrScript = &Error{Kind: KindInvalid, Msg: "a prepared statement holds one statement"}
+
 // ErrClosed is returned by a database or pool that has been closed.
 var ErrClosed = errors.New("engine: database is closed")
 

@@ -300,3 +300,31 @@ func TestStmt_ParamsAndIsQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestRows_EnumIsUtf8 checks ENUM arrives as plain strings, which every
+// client (the Flight SQL JDBC driver included) reads.
+func TestRows_EnumIsUtf8(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	db := openTest(t, engine.Options{Allocator: mem})
+	recs := collect(t, db, "SELECT (['sad','ok','happy'][i % 3 + 1])::ENUM('sad','ok','happy') AS mood FROM range(5000) t(i) UNION ALL SELECT NULL")
+	defer releaseAll(recs)
+	var got []string
+	nulls := 0
+	for _, r := range recs {
+		col, ok := r.Column(0).(*array.String)
+		if !ok {
+			t.Fatalf("type: got %s, want utf8", r.Column(0).DataType())
+		}
+		for i := 0; i < col.Len(); i++ {
+			if col.IsNull(i) {
+				nulls++
+			} else if len(got) < 4 {
+				got = append(got, col.Value(i))
+			}
+		}
+	}
+	if fmt.Sprint(got) != "[sad ok happy sad]" || nulls != 1 {
+		t.Errorf("got %v and %d nulls, want [sad ok happy sad] and 1", got, nulls)
+	}
+}

@@ -50,10 +50,18 @@ func (s *Stmt) IsReadOnly() bool {
 	return false
 }
 
-// Schema is the Arrow schema of the statement's result.
+// Schema is the Arrow schema of the statement's result. A column whose type
+// depends on a parameter not yet bound (SELECT ? AS x) is typed null, as
+// its parameter is; the result, once bound, carries the real type.
 func (s *Stmt) Schema() (*arrow.Schema, error) {
 	types, names := s.columns()
 	defer destroyTypes(types)
+	for i := range types {
+		if id := duckdb.GetTypeId(types[i]); id == duckdb.TypeInvalid || id == duckdb.TypeAny {
+			duckdb.DestroyLogicalType(&types[i])
+			types[i] = duckdb.CreateLogicalType(duckdb.TypeSQLNull)
+		}
+	}
 	return convert.ArrowSchema(s.c.arrowOpts, types, names)
 }
 

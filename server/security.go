@@ -60,7 +60,6 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 				return nil, err
 			}
 		}
-		s.log.Warn("no user configured: authentication is off and quiver listens on loopback only; add --user and --password to require it")
 	}
 	key, err := tokenKey(cfg)
 	if err != nil {

@@ -88,19 +88,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	start := time.Now()
-	var allowed []string
 	if cfg.DB != ":memory:" && cfg.DB != "" {
-		if dir := filepath.Dir(cfg.DB); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("create database directory: %w", err)
-			}
-			abs, _ := filepath.Abs(dir)
-			allowed = append(allowed, abs)
+		if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, BatchRows: cfg.BatchRows,
-		ExternalAccess: cfg.ExternalAccess, AllowedDirs: allowed, Logger: cfg.Logger, Allocator: cfg.Allocator,
+		ExternalAccess: cfg.ExternalAccess, Logger: cfg.Logger, Allocator: cfg.Allocator,
 	})
 	if err != nil {
 		return nil, err

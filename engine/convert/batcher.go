@@ -43,7 +43,11 @@ type column interface {
 // Batcher coalesces DuckDB data chunks into Arrow record batches of about
 // BatchRows rows. It is not safe for concurrent use.
 type Batcher struct {
-	mem    memory.Allocator
+	mem memory.Allocator
+	// gcMem holds what a consumer may keep a reference into after
+	// releasing a batch, like the bytes behind a string value: it comes
+	// from Go memory that is never recycled.
+	gcMem  memory.Allocator
 	schema *arrow.Schema
 	target int
 	cols   []column
@@ -73,12 +77,17 @@ func NewBatcher(mem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.L
 	if err != nil {
 		return nil, err
 	}
-	b := &Batcher{mem: mem, schema: schema, target: targetRows, opts: opts, cols: make([]column, len(types))}
+	gcMem := memory.NewGoAllocator()
+	b := &Batcher{mem: mem, gcMem: gcMem, schema: schema, target: targetRows, opts: opts, cols: make([]column, len(types))}
 	capRows := targetRows + vectorSize
 	var slowFields []arrow.Field
 	for i, lt := range types {
 		f := schema.Field(i)
-		if c := newFastColumn(mem, lt, f.Type, capRows); c != nil && !fallbackOnly {
+		if duckdb.GetTypeId(lt) == duckdb.TypeEnum {
+			b.cols[i] = newEnumColumn(mem, gcMem, lt, capRows)
+			continue
+		}
+		if c := newFastColumn(mem, gcMem, lt, f.Type, capRows); c != nil && !fallbackOnly {
 			b.cols[i] = c
 			continue
 		}
@@ -95,14 +104,15 @@ func NewBatcher(mem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.L
 }
 
 // ArrowSchema maps DuckDB logical types to an Arrow schema with DuckDB's own
-// rules under opts.
+// rules under opts, except that a top-level ENUM is plain utf8 (see
+// enumColumn).
 func ArrowSchema(opts duckdb.ArrowOptions, types []duckdb.LogicalType, names []string) (*arrow.Schema, error) {
 	schema, ed := duckdb.NewArrowSchema(opts, types, names)
 	defer duckdb.DestroyErrorData(&ed)
 	if duckdb.ErrorDataHasError(ed) {
 		return nil, fmt.Errorf("map result types to arrow: %s", duckdb.ErrorDataMessage(ed))
 	}
-	return schema, nil
+	return enumAsString(schema, types), nil
 }
 
 // Schema is the Arrow schema of the batches this Batcher produces.
@@ -195,7 +205,7 @@ func (b *Batcher) Flush() (arrow.RecordBatch, error) {
 			arrs[i] = parts[0]
 			parts = nil
 		} else {
-			arrs[i], err = array.Concatenate(parts, b.mem)
+			arrs[i], err = array.Concatenate(parts, b.gcMem)
 		}
 		for _, p := range parts {
 			p.Release()

@@ -17,7 +17,10 @@ type copyFunc func(dst []byte, src unsafe.Pointer, n int)
 // newFastColumn returns a direct-copy column for a DuckDB type whose Arrow
 // type (as DuckDB maps it) has a layout we can copy, or nil when the column
 // must take DuckDB's own Arrow conversion.
-func newFastColumn(mem memory.Allocator, lt duckdb.LogicalType, dt arrow.DataType, capRows int) column {
+//
+// Strings' bytes come from gcMem, so a string value stays valid (as Go
+// memory does) after its batch is released.
+func newFastColumn(mem, gcMem memory.Allocator, lt duckdb.LogicalType, dt arrow.DataType, capRows int) column {
 	id := dt.ID()
 	memcpyIf := func(want arrow.Type, width int) column {
 		if id != want {
@@ -88,11 +91,11 @@ func newFastColumn(mem memory.Allocator, lt duckdb.LogicalType, dt arrow.DataTyp
 		}
 	case duckdb.TypeVarchar:
 		if id == arrow.STRING {
-			return newStringColumn(mem, dt, capRows)
+			return newStringColumn(mem, gcMem, dt, capRows)
 		}
 	case duckdb.TypeBlob:
 		if id == arrow.BINARY {
-			return newStringColumn(mem, dt, capRows)
+			return newStringColumn(mem, gcMem, dt, capRows)
 		}
 	}
 	return nil

@@ -21,26 +21,37 @@ const (
 // plus one data buffer, without allocating per value.
 type stringColumn struct {
 	validity
+	gcMem   memory.Allocator
 	dt      arrow.DataType
 	offsets *memory.Buffer
 	data    *memory.Buffer
 	size    int // bytes used in data
 }
 
-func newStringColumn(mem memory.Allocator, dt arrow.DataType, capRows int) *stringColumn {
-	return &stringColumn{validity: validity{mem: mem, capRows: capRows}, dt: dt}
+func newStringColumn(mem, gcMem memory.Allocator, dt arrow.DataType, capRows int) *stringColumn {
+	return &stringColumn{validity: validity{mem: mem, capRows: capRows}, gcMem: gcMem, dt: dt}
+}
+
+// start allocates the batch's buffers on the first chunk of a batch.
+func (c *stringColumn) start() {
+	if c.offsets != nil {
+		return
+	}
+	c.offsets = memory.NewResizableBuffer(c.mem)
+	c.offsets.Resize((c.capRows + 1) * 4)
+	c.data = memory.NewResizableBuffer(c.gcMem)
+	c.data.Reserve(c.capRows * 16)
+	c.size = 0
+	binary.LittleEndian.PutUint32(c.offsets.Bytes(), 0)
+}
+
+func (c *stringColumn) offsetsSlice() []int32 {
+	return unsafe.Slice((*int32)(unsafe.Pointer(&c.offsets.Bytes()[0])), c.capRows+1)
 }
 
 func (c *stringColumn) add(vec duckdb.Vector, n, at int) {
-	if c.offsets == nil {
-		c.offsets = memory.NewResizableBuffer(c.mem)
-		c.offsets.Resize((c.capRows + 1) * 4)
-		c.data = memory.NewResizableBuffer(c.mem)
-		c.data.Reserve(c.capRows * 16)
-		c.size = 0
-		binary.LittleEndian.PutUint32(c.offsets.Bytes(), 0)
-	}
-	offs := unsafe.Slice((*int32)(unsafe.Pointer(&c.offsets.Bytes()[0])), c.capRows+1)
+	c.start()
+	offs := c.offsetsSlice()
 	mask := duckdb.VectorGetValidity(vec)
 	raw := unsafe.Slice((*[stringTSize]byte)(duckdb.VectorGetData(vec)), n)
 	for i := range raw {

@@ -1,0 +1,83 @@
+package ipcx
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// clientCodec is gRPC's protobuf codec, except that it decodes FlightData
+// by hand: the message is copied once out of gRPC's receive buffers, and
+// its header and body alias that copy. The standard codec copies the body
+// a second time. (arrow-go's IPC reader then wraps the body without
+// copying.)
+type clientCodec struct {
+	proto encoding.CodecV2
+}
+
+// ClientCodec returns the codec for Flight clients, installed with
+// grpc.WithDefaultCallOptions(grpc.ForceCodecV2(ipcx.ClientCodec())).
+func ClientCodec() encoding.CodecV2 {
+	return clientCodec{proto: encoding.GetCodecV2("proto")}
+}
+
+func (c clientCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if f, ok := v.(*RawFlightData); ok {
+		return f.encode(), nil
+	}
+	return c.proto.Marshal(v)
+}
+
+func (c clientCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	fd, ok := v.(*flight.FlightData)
+	if !ok {
+		return c.proto.Unmarshal(data, v)
+	}
+	return UnmarshalFlightData(data.Materialize(), fd)
+}
+
+func (c clientCodec) Name() string { return "proto" }
+
+// UnmarshalFlightData decodes b into fd; fd's header, metadata and body
+// alias b.
+func UnmarshalFlightData(b []byte, fd *flight.FlightData) error {
+	fd.Reset()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("decode FlightData: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return fmt.Errorf("decode FlightData field %d: %w", num, protowire.ParseError(n))
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return fmt.Errorf("decode FlightData field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			fd.FlightDescriptor = &flight.FlightDescriptor{}
+			if err := proto.Unmarshal(v, fd.FlightDescriptor); err != nil {
+				return fmt.Errorf("decode FlightData descriptor: %w", err)
+			}
+		case fieldDataHeader:
+			fd.DataHeader = v
+		case fieldAppMetadata:
+			fd.AppMetadata = v
+		case fieldDataBody:
+			fd.DataBody = v
+		}
+	}
+	return nil
+}
