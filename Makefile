@@ -33,5 +33,25 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
 
+# interop runs real clients against a fresh server: Python (ADBC, pandas,
+# polars, pyarrow.flight, PyMySQL) and Java (Flight SQL JDBC, Connector/J).
+# It installs .venv and the Maven dependencies on first use.
+interop:
+	bash interop/run.sh
+
 clean:
 	rm -rf bin
+
+# bench reproduces the seed tables on this machine (several minutes at the
+# default sizes; BENCH_SIZES=1M for a quick pass). Results land in out/bench.
+BENCH_SIZES ?= 1M,5M,10M
+BENCH_REPS  ?= 3
+bench: build deps
+	@mkdir -p out/bench
+	./$(BIN) bench transport --reps $(BENCH_REPS) --json out/bench/transport.json --plot out/bench/transport.svg
+	@dsn=$$(scripts/mariadb.sh start /tmp/quiver-mariadb 3307) && \
+	./$(BIN) bench fetch --protocols flight,mysql --mariadb "$$dsn" --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) \
+		--json out/bench/fetch.json --plot out/bench/fetch.svg; \
+	status=$$?; scripts/mariadb.sh stop /tmp/quiver-mariadb; exit $$status
+	./$(BIN) bench ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
+	./$(BIN) bench kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg

@@ -19,6 +19,9 @@ type Conn struct {
 	// maybeTxn is set once a transaction statement ran on the connection;
 	// Release then rolls back whatever may still be open.
 	maybeTxn bool
+	// maybeTemp is set once a CREATE ran: the connection may own
+	// temporary objects, which must not reach the pool's next user.
+	maybeTemp bool
 	// catalog and schema are what Use last set.
 	catalog, schema string
 }
@@ -38,11 +41,34 @@ func (c *Conn) Release() {
 		duckdb.DestroyResult(&res)
 		c.maybeTxn = false
 	}
+	if c.maybeTemp {
+		c.maybeTemp = false
+		if c.hasTempObjects() {
+			// Temporary objects live as long as their connection.
+			c.Close()
+			return
+		}
+	}
 	if c.broken {
 		c.Close()
 		return
 	}
 	c.db.put(c)
+}
+
+// hasTempObjects reports whether the connection created temporary tables,
+// views, sequences or macros.
+func (c *Conn) hasTempObjects() bool {
+	const q = `SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary)
+		+ (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)
+		+ (SELECT count(*) FROM duckdb_sequences() WHERE temporary)
+		+ (SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' AND NOT internal)`
+	var res duckdb.Result
+	defer duckdb.DestroyResult(&res)
+	if duckdb.Query(c.conn, q, &res) == duckdb.StateError {
+		return true // be safe: do not pool what we cannot check
+	}
+	return duckdb.ValueInt64(&res, 0, 0) > 0
 }
 
 // Close closes the connection, rolling back any open transaction.

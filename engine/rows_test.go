@@ -328,3 +328,26 @@ func TestRows_EnumIsUtf8(t *testing.T) {
 		t.Errorf("got %v and %d nulls, want [sad ok happy sad] and 1", got, nulls)
 	}
 }
+
+// TestConn_TempObjectsStayPrivate checks a pooled connection never hands
+// one user's temporary table to the next.
+func TestConn_TempObjectsStayPrivate(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE secret AS SELECT 42 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c2, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Release()
+	if _, err := c2.Exec(ctx, "SELECT * FROM secret"); engine.KindOf(err) != engine.KindNotFound {
+		t.Errorf("temp table after release: got %v, want not found", err)
+	}
+}

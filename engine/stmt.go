@@ -121,9 +121,7 @@ func (s *Stmt) Exec(ctx context.Context) (int64, error) {
 	}
 	defer stop()
 	defer duckdb.DestroyResult(&res)
-	if s.Type() == duckdb.StatementTypeTransaction {
-		s.c.maybeTxn = true
-	}
+	s.noteSideEffects()
 	return int64(duckdb.RowsChanged(&res)), nil
 }
 
@@ -134,9 +132,7 @@ func (s *Stmt) Query(ctx context.Context) (*Rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Type() == duckdb.StatementTypeTransaction {
-		s.c.maybeTxn = true
-	}
+	s.noteSideEffects()
 	r, err := newRows(s, res, stop)
 	if err != nil {
 		stop()
@@ -144,6 +140,16 @@ func (s *Stmt) Query(ctx context.Context) (*Rows, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// noteSideEffects records what Release must clean up after this statement.
+func (s *Stmt) noteSideEffects() {
+	switch s.Type() {
+	case duckdb.StatementTypeTransaction:
+		s.c.maybeTxn = true
+	case duckdb.StatementTypeCreate, duckdb.StatementTypeCreateFunc:
+		s.c.maybeTemp = true
+	}
 }
 
 // execute runs the statement until its result is ready. A cancelled ctx

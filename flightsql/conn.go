@@ -20,6 +20,9 @@ type txn struct {
 	mu   sync.Mutex
 	conn *engine.Conn
 	last time.Time // guarded by mu
+	// temps are temporary tables ingested in the transaction, dropped
+	// when it ends (guarded by mu).
+	temps []string
 }
 
 func (t *txn) idleSince(cutoff time.Time) bool {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // service is the gRPC Flight service: arrow-go's Flight SQL router, except
@@ -126,7 +127,7 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 		if err != nil {
 			return toStatus(err)
 		}
-		return s.streamRows(ctx, stream, p.dataset, []*engine.Rows{rows}, nil)
+		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
 	}
 	if len(bound) == 0 {
 		return invalidf("statement takes %d parameters and none are bound", st.NumParams())
@@ -147,7 +148,16 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 		row++
 		return st.Query(ctx)
 	}
-	return s.streamRows(ctx, stream, p.dataset, nil, next)
+	// The first result's schema is the stream's: a column typed by a
+	// parameter (SELECT ? AS x) is null in p.dataset until values are bound.
+	first, err := next()
+	if err != nil {
+		return toStatus(err)
+	}
+	if first == nil {
+		return s.streamRows(ctx, stream, p.dataset, nil, nil)
+	}
+	return s.streamRows(ctx, stream, first.Schema(), []*engine.Rows{first}, next)
 }
 
 // acquireWith is acquire with the catalog and schema a ticket carries
@@ -174,7 +184,7 @@ func (s *Server) writeCount(stream flight.FlightService_DoGetServer, n int64) er
 	defer col.Release()
 	rec := array.NewRecordBatch(countSchema, []arrow.Array{col}, 1)
 	defer rec.Release()
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(countSchema), ipc.WithAllocator(s.mem))
+	w := ipcx.NewWriter(stream, ipc.WithSchema(countSchema), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	return w.Write(rec)
 }
@@ -192,7 +202,15 @@ func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoG
 		defer close(ch)
 		errc <- produce(ctx, ch, rows, next)
 	}()
-	w := flight.NewRecordWriter(stream, s.ipcOptions(ctx, schema)...)
+	w, err := s.resultWriter(ctx, stream, schema)
+	if err != nil {
+		cancel()
+		for rec := range ch {
+			rec.Release()
+		}
+		<-errc
+		return err
+	}
 	var werr error
 	for rec := range ch {
 		if werr == nil {
@@ -257,11 +275,6 @@ func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows) err
 		}
 	}
 	return r.Err()
-}
-
-// ipcOptions are the IPC writer options for a result stream.
-func (s *Server) ipcOptions(_ context.Context, schema *arrow.Schema) []ipc.Option {
-	return []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(s.mem)}
 }
 
 func recordBytes(rec arrow.RecordBatch) int64 {

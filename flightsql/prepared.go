@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 )
+
+// emptySchema is the dataset schema of a prepared update.
+var emptySchema = arrow.NewSchema(nil, nil)
 
 // maxBoundRows caps the parameter rows a prepared query may hold.
 const maxBoundRows = 1 << 20
@@ -92,6 +96,11 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	}
 	defer release()
 	st, err := c.Prepare(ctx, req.GetQuery())
+	if errors.Is(err, engine.ErrScript) {
+		// Unimplemented makes ADBC, which prepares everything it executes,
+		// run the script as a plain statement instead.
+		return res, status.Errorf(codes.Unimplemented, "%v; run a script as a statement", err)
+	}
 	if err != nil {
 		return res, toStatus(err)
 	}
@@ -108,7 +117,10 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 			return res, toStatus(err)
 		}
 	} else {
-		p.dataset = countSchema
+		// No columns: the Flight SQL JDBC driver routes a prepared
+		// statement by its dataset schema alone, as an update when it is
+		// empty; a Count column made it run DDL and DML as queries.
+		p.dataset = emptySchema
 	}
 	s.mu.Lock()
 	s.prepared[p.id] = p
@@ -118,9 +130,38 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	return flightsql.ActionCreatePreparedStatementResult{
 		Handle:          []byte(p.id),
 		DatasetSchema:   p.dataset,
-		ParameterSchema: p.params,
+		ParameterSchema: announcedParams(p.params),
 		IsUpdate:        &isUpdate,
 	}, nil
+}
+
+// announcedParams is the parameter schema sent to clients: TIMESTAMP and
+// TIME parameters as milliseconds. The Flight SQL JDBC driver writes a
+// java.sql.Timestamp's or Time's milliseconds into whatever vector the
+// schema names, unscaled (apache/arrow-java#838), so a microsecond schema
+// stored 1970 dates; JDBC's values carry milliseconds anyway. Clients that
+// bind Arrow data of their own types (ADBC, Go) are unaffected, as any unit
+// binds.
+func announcedParams(schema *arrow.Schema) *arrow.Schema {
+	fields := schema.Fields()
+	changed := false
+	for i, f := range fields {
+		switch t := f.Type.(type) {
+		case *arrow.TimestampType:
+			if t.Unit != arrow.Millisecond && t.Unit != arrow.Second {
+				fields[i].Type = &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: t.TimeZone}
+				changed = true
+			}
+		case *arrow.Time64Type:
+			fields[i].Type = arrow.FixedWidthTypes.Time32ms
+			changed = true
+		}
+	}
+	if !changed {
+		return schema
+	}
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md)
 }
 
 // ClosePreparedStatement forgets the statement and its parameters.
@@ -201,11 +242,72 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 		}
 		return s.statementInfo(desc, countSchema, handle{Count: &n})
 	}
-	return s.flightInfo(desc, p.dataset, desc.GetCmd()), nil
+	schema, err := s.boundSchema(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return s.flightInfo(desc, schema, desc.GetCmd()), nil
 }
 
-// DoPutPreparedStatementUpdate executes a prepared update once per
-// parameter row, all in one transaction, and returns the rows changed.
+// boundSchema is a prepared query's result schema for its bound
+// parameters. When DuckDB cannot type a result column before values are
+// bound (SELECT ? AS x), the prepared schema holds null placeholders, and
+// clients (ADBC) refuse a stream whose schema differs from the FlightInfo's;
+// so a read-only query is started with its first parameter row to learn the
+// real types.
+func (s *Server) boundSchema(ctx context.Context, p *prepared) (*arrow.Schema, error) {
+	if !hasNullField(p.dataset) {
+		return p.dataset, nil
+	}
+	bound := p.takeBound()
+	defer releaseRecs(bound)
+	first := -1
+	for i, rec := range bound {
+		if rec.NumRows() > 0 {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return p.dataset, nil
+	}
+	c, release, err := s.acquire(ctx, p.txn)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st, err := c.Prepare(ctx, p.sql)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	defer st.Close()
+	if !st.IsReadOnly() || st.NumParams() != int(bound[first].NumCols()) {
+		return p.dataset, nil
+	}
+	if err := st.BindRow(bound[first], 0); err != nil {
+		return nil, toStatus(err)
+	}
+	rows, err := st.Query(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	defer rows.Close()
+	return rows.Schema(), nil
+}
+
+func hasNullField(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		if f.Type.ID() == arrow.NULL {
+			return true
+		}
+	}
+	return false
+}
+
+// DoPutPreparedStatementUpdate executes a prepared update for every
+// parameter row, all-or-nothing, and returns the rows changed. A plain
+// INSERT … VALUES (?, …) runs as one columnar statement (batchparams.go);
+// anything else runs once per row in one transaction.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, r flight.MessageReader) (int64, error) {
 	p, err := s.getPrepared(cmd.GetPreparedStatementHandle())
 	if err != nil {
@@ -244,6 +346,9 @@ func (s *Server) execPrepared(ctx context.Context, p *prepared, params []arrow.R
 		}
 		n, err := st.Exec(ctx)
 		return n, toStatus(err)
+	}
+	if n, ok, err := s.execParamBatches(ctx, c, p.sql, params); ok {
+		return n, err
 	}
 	own := len(p.txn) == 0
 	if own {

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // Options configure a Server.
@@ -42,6 +43,9 @@ type Options struct {
 	// WrapService, when set, wraps the Flight service before it is
 	// registered (auth installs its Handshake here).
 	WrapService func(flight.FlightServer) flight.FlightServer
+	// Compression is the result compression used when a client asks for
+	// none: "none" (the default), "lz4", "zstd" or "auto".
+	Compression string
 	// Authorize, when set, is asked before a statement runs; it returns a
 	// PermissionDenied status error to refuse it.
 	Authorize func(ctx context.Context, stmt *engine.Stmt) error
@@ -50,6 +54,23 @@ type Options struct {
 // MaxMessageSize is the gRPC message limit on both directions. Result
 // batches of 64K rows of wide rows exceed gRPC's 4 MB default.
 const MaxMessageSize = 1 << 30
+
+// GRPCServerOptions are the gRPC settings for bulk Arrow data: large
+// message limits, wide flow-control windows, big socket buffers, keepalive,
+// and the codec that sends IPC bodies without copying them.
+func GRPCServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.InitialWindowSize(16 << 20),
+		grpc.InitialConnWindowSize(32 << 20),
+		grpc.ReadBufferSize(1 << 20),
+		grpc.WriteBufferSize(1 << 20),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.ForceServerCodecV2(ipcx.ServerCodec()),
+	}
+}
 
 // Server is the Flight SQL service. Create it with New, then Serve.
 type Server struct {
@@ -100,18 +121,10 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	sessions := flight.CreateServerMiddleware(session.NewServerSessionMiddleware(session.NewStatelessServerSessionManager()))
 	unary := append(append([]grpc.UnaryServerInterceptor{}, opts.UnaryInterceptors...), sessions.Unary, metricsUnary)
 	stream := append(append([]grpc.StreamServerInterceptor{}, opts.StreamInterceptors...), sessions.Stream, metricsStream)
-	gopts := append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(MaxMessageSize),
-		grpc.MaxSendMsgSize(MaxMessageSize),
-		grpc.InitialWindowSize(16 << 20),
-		grpc.InitialConnWindowSize(32 << 20),
-		grpc.ReadBufferSize(1 << 20),
-		grpc.WriteBufferSize(1 << 20),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	gopts := append(GRPCServerOptions(),
 		grpc.ChainUnaryInterceptor(unary...),
-		grpc.ChainStreamInterceptor(stream...),
-	}, opts.ServerOptions...)
+		grpc.ChainStreamInterceptor(stream...))
+	gopts = append(gopts, opts.ServerOptions...)
 	s.grpc = grpc.NewServer(gopts...)
 	var svc flight.FlightServer = &service{FlightServer: s.inner, s: s}
 	if opts.WrapService != nil {
@@ -158,7 +171,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 	s.txns, s.held, s.prepared = map[string]*txn{}, map[string]*heldQuery{}, map[string]*prepared{}
 	s.mu.Unlock()
 	for _, t := range txns {
-		t.conn.Release()
+		t.release()
 	}
 	for _, h := range held {
 		h.close()
@@ -219,7 +232,7 @@ func (s *Server) reapOnce(now time.Time) {
 	for _, t := range txns {
 		s.log.Info("rolling back idle transaction", "txn", t.id)
 		t.mu.Lock()
-		t.conn.Release()
+		t.release()
 		t.mu.Unlock()
 	}
 	for _, h := range held {

@@ -17,8 +17,9 @@ const (
 	optSchema  = "schema"
 )
 
-// SetSessionOptions sets the session's default catalog and schema. Each is
-// checked against the database before it is accepted.
+// SetSessionOptions sets the session's default catalog and schema, each
+// checked against the database before it is accepted, and its result
+// compression (none, lz4, zstd or auto).
 func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
 	sess, err := session.GetSessionFromContext(ctx)
 	if err != nil {
@@ -43,6 +44,16 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 				continue
 			}
 			sess.SetSessionOption(name, v)
+		case optCompression:
+			str, ok := v.GetOptionValue().(*pb.SessionOptionValue_StringValue)
+			switch {
+			case v.GetOptionValue() == nil:
+				sess.EraseSessionOption(name)
+			case !ok || !ValidCompression(str.StringValue):
+				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
+			default:
+				sess.SetSessionOption(name, v)
+			}
 		default:
 			res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidName}
 		}

@@ -40,7 +40,7 @@ func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTran
 	txnsOpen.Dec()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.conn.Release()
+	defer t.release()
 	switch req.GetAction() {
 	case flightsql.EndTransactionCommit:
 		if _, err := t.conn.Exec(ctx, "COMMIT"); err != nil {

@@ -2,6 +2,7 @@ package ipcx
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/encoding"
@@ -15,6 +16,12 @@ import (
 // its header and body alias that copy. The standard codec copies the body
 // a second time. (arrow-go's IPC reader then wraps the body without
 // copying.)
+//
+// A compressed record or dictionary batch is decompressed here, in
+// parallel (Decompress), into a new uncompressed body with a rewritten
+// header, so the Flight reader above (arrow-go's, unchanged) never sees
+// compression; the compressed copy is scratch memory reused for the next
+// message.
 type clientCodec struct {
 	proto encoding.CodecV2
 }
@@ -37,7 +44,43 @@ func (c clientCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.proto.Unmarshal(data, v)
 	}
-	return UnmarshalFlightData(data.Materialize(), fd)
+	return unmarshalDecompress(data, fd)
+}
+
+// scratches are buffers compressed messages are copied into before they
+// are decompressed.
+var scratches sync.Pool
+
+// getScratch returns n bytes of scratch memory; putScratch gives it back.
+func getScratch(n int) []byte {
+	if p, ok := scratches.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putScratch(b []byte) { scratches.Put(&b) }
+
+// unmarshalDecompress decodes a FlightData and decompresses its body.
+func unmarshalDecompress(data mem.BufferSlice, fd *flight.FlightData) error {
+	buf := getScratch(data.Len())
+	data.CopyTo(buf)
+	if err := UnmarshalFlightData(buf, fd); err != nil {
+		return err
+	}
+	header, body, changed, err := Decompress(fd.DataHeader, fd.DataBody, nil)
+	if err != nil {
+		return fmt.Errorf("decompress FlightData: %w", err)
+	}
+	if !changed {
+		return nil // fd aliases buf, which is not reused
+	}
+	fd.DataHeader, fd.DataBody = header, body
+	if fd.AppMetadata != nil {
+		fd.AppMetadata = append([]byte(nil), fd.AppMetadata...)
+	}
+	putScratch(buf)
+	return nil
 }
 
 func (c clientCodec) Name() string { return "proto" }

@@ -1,8 +1,39 @@
 package server
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 
-// startMySQL starts the MySQL-protocol endpoint.
-func (s *Server) startMySQL(ctx context.Context, sec *security) error {
+	"github.com/quiverdata/quiver/mysqlwire"
+)
+
+// startMySQL starts the MySQL-protocol endpoint on the same engine and
+// users as Flight.
+func (s *Server) startMySQL(_ context.Context, sec *security) error {
+	ln, err := net.Listen("tcp", s.cfg.MySQLAddr)
+	if err != nil {
+		return fmt.Errorf("listen mysql on %s: %w", s.cfg.MySQLAddr, err)
+	}
+	opts := mysqlwire.Options{Logger: s.log, Users: sec.users}
+	// MySQL clients get TLS too, unless it would demand client
+	// certificates they do not have.
+	if sec.tls != nil && s.cfg.Security.TLSClientCA == "" {
+		opts.TLSConfig = sec.tls
+	}
+	my, err := mysqlwire.New(s.DB, opts)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("start mysql endpoint: %w", err)
+	}
+	s.MySQLAddr = ln.Addr().String()
+	go func() {
+		if err := my.Serve(ln); err != nil && !errors.Is(err, mysqlwire.ErrServerClosed) {
+			s.errc <- fmt.Errorf("serve mysql: %w", err)
+		}
+	}()
+	s.stops = append(s.stops, namedStop{"mysql", func(ctx context.Context) { my.Shutdown(ctx) }})
+	s.cfg.Announce("mysql", s.MySQLAddr)
 	return nil
 }

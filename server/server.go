@@ -43,6 +43,9 @@ type Config struct {
 	Announce func(proto, addr string)
 	// Security holds users, TLS and tokens.
 	Security Security
+	// Compression is the result compression for clients that ask for
+	// none: none (empty), lz4, zstd or auto.
+	Compression string
 }
 
 // Server is a running quiver.
@@ -82,17 +85,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.Shutdown(context.Background())
 		}
 	}()
+	// The directory first: the token key file lives next to the database.
+	if cfg.DB != ":memory:" && cfg.DB != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+	}
 	sec, err := s.setupSecurity(cfg)
 	if err != nil {
 		return nil, err
 	}
 
 	start := time.Now()
-	if cfg.DB != ":memory:" && cfg.DB != "" {
-		if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
-			return nil, fmt.Errorf("create database directory: %w", err)
-		}
-	}
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, BatchRows: cfg.BatchRows,
 		ExternalAccess: cfg.ExternalAccess, Logger: cfg.Logger, Allocator: cfg.Allocator,
@@ -136,6 +140,7 @@ func (s *Server) startFlight(sec *security) error {
 		StreamInterceptors: sec.stream,
 		Authorize:          sec.authorize,
 		WrapService:        sec.wrap,
+		Compression:        s.cfg.Compression,
 	})
 	if err != nil {
 		ln.Close()

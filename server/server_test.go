@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/go-sql-driver/mysql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
@@ -103,5 +106,31 @@ func TestServer_Demo(t *testing.T) {
 	}
 	if got := r.RecordBatch().Column(0).ValueStr(0); got != "600000" {
 		t.Errorf("joined orders: got %s, want 600000", got)
+	}
+}
+
+func TestServer_MySQLAndFlightShareData(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0", Security: server.Security{
+		Users: []server.UserSpec{{Name: "u", Password: "pw", Role: auth.RoleAdmin}},
+	}})
+	c := testutil.Dial(t, srv, client.Config{User: "u", Password: "pw"})
+	if _, err := c.Exec(context.Background(), "CREATE TABLE shared AS SELECT 7 AS v"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", "u:pw@tcp("+srv.MySQLAddr+")/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("SELECT v FROM shared").Scan(&v); err != nil || v != 7 {
+		t.Errorf("mysql read of a Flight-created table: got %d, %v; want 7", v, err)
+	}
+	if _, err := sql.Open("mysql", "u:wrong@tcp("+srv.MySQLAddr+")/main"); err == nil {
+		bad, _ := sql.Open("mysql", "u:wrong@tcp("+srv.MySQLAddr+")/main")
+		defer bad.Close()
+		if err := bad.Ping(); err == nil {
+			t.Errorf("mysql with a wrong password: got no error")
+		}
 	}
 }

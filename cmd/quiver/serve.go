@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -54,7 +55,8 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB memory limit, e.g. 4GB")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
-	fs.BoolVar(&cfg.Demo, "demo", false, "load the TPC-H demo dataset into an empty database")
+	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
+	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto")
 	fs.DurationVar(&drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
@@ -66,6 +68,9 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	}
 	if cfg.DB == "" {
 		return usagef("--db must be a file or :memory:")
+	}
+	if !flightsql.ValidCompression(cfg.Compression) {
+		return usagef("unknown --compression %q: use none, lz4, zstd or auto", cfg.Compression)
 	}
 	if cfg.Security.Users, err = users.specs(); err != nil {
 		return err
@@ -149,7 +154,7 @@ func printHints(srv *server.Server, cfg server.Config) {
 		b.WriteString("  auth       : off (loopback only); add --user NAME --password PW to require it\n")
 	}
 	if cfg.Demo {
-		b.WriteString("  demo data  : TPC-H sf 0.1, e.g. SELECT l_returnflag, count(*) FROM lineitem GROUP BY 1\n")
+		b.WriteString("  demo data  : customers, products, orders; e.g. SELECT status, count(*), sum(quantity) FROM orders GROUP BY 1\n")
 	}
 	fmt.Fprint(stderr, b.String())
 }

@@ -20,10 +20,12 @@ import (
 // DefaultBatchRows is the row count a Batcher aims for when none is given.
 const DefaultBatchRows = 64 * 1024
 
-// maxBatchBytes cuts a batch early when its variable-width data grows past
-// this size, so one batch never approaches the 2 GiB limit of 32-bit offsets
-// and a gRPC message stays a sensible size.
-const maxBatchBytes = 64 << 20
+// maxBatchBytes cuts a batch early when its buffers grow past this size, so
+// that one batch, sent as one IPC message, stays under the 16 MiB that
+// ADBC's Flight SQL driver accepts by default (with room for the chunk that
+// crosses the line), and never approaches the 2 GiB limit of 32-bit offsets.
+// 64K rows of 20 short strings already make 17 MB.
+const maxBatchBytes = 12 << 20
 
 // vectorSize is DuckDB's maximum chunk size.
 var vectorSize = int(duckdb.VectorSize())
@@ -52,6 +54,11 @@ type Batcher struct {
 	target int
 	cols   []column
 	rows   int
+	// rowBytes is the fixed-width bytes per row of the fast columns
+	// (values, string offsets); slowBytes is what the slow columns' chunks
+	// of the current batch hold. Full counts both.
+	rowBytes  int
+	slowBytes int
 
 	// Columns that take DuckDB's own Arrow conversion.
 	opts      duckdb.ArrowOptions
@@ -85,10 +92,12 @@ func NewBatcher(mem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.L
 		f := schema.Field(i)
 		if duckdb.GetTypeId(lt) == duckdb.TypeEnum {
 			b.cols[i] = newEnumColumn(mem, gcMem, lt, capRows)
+			b.rowBytes += fixedBytes(f.Type)
 			continue
 		}
 		if c := newFastColumn(mem, gcMem, lt, f.Type, capRows); c != nil && !fallbackOnly {
 			b.cols[i] = c
+			b.rowBytes += fixedBytes(f.Type)
 			continue
 		}
 		b.slowIdx = append(b.slowIdx, i)
@@ -127,13 +136,35 @@ func (b *Batcher) Full() bool {
 	if b.rows >= b.target {
 		return true
 	}
-	n := 0
+	n := b.rows*b.rowBytes + b.slowBytes
 	for _, c := range b.cols {
 		if c != nil {
 			n += c.bytes()
 		}
 	}
 	return n >= maxBatchBytes
+}
+
+// fixedBytes is the bytes per row of a fast column's fixed-width buffers.
+func fixedBytes(dt arrow.DataType) int {
+	if fw, ok := dt.(arrow.FixedWidthDataType); ok {
+		return (fw.BitWidth() + 7) / 8
+	}
+	return 4 // string offsets; the bytes themselves are the column's bytes()
+}
+
+// arrayBytes is the size of every buffer of d, its children included.
+func arrayBytes(d arrow.ArrayData) int {
+	n := 0
+	for _, buf := range d.Buffers() {
+		if buf != nil {
+			n += buf.Len()
+		}
+	}
+	for _, c := range d.Children() {
+		n += arrayBytes(c)
+	}
+	return n
 }
 
 // Append adds every row of chunk to the current batch. The caller must cut
@@ -174,6 +205,7 @@ func (b *Batcher) appendSlow(chunk duckdb.DataChunk, n int) error {
 		col := rec.Column(j)
 		col.Retain()
 		b.slowParts[j] = append(b.slowParts[j], col)
+		b.slowBytes += arrayBytes(col.Data())
 	}
 	return nil
 }
@@ -215,7 +247,7 @@ func (b *Batcher) Flush() (arrow.RecordBatch, error) {
 		}
 	}
 	rows := b.rows
-	b.rows = 0
+	b.rows, b.slowBytes = 0, 0
 	return array.NewRecordBatch(b.schema, arrs, int64(rows)), nil
 }
 

@@ -1,0 +1,306 @@
+package bench
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	duckdbgo "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/engine"
+)
+
+// FetchConfig configures the fetch suite.
+type FetchConfig struct {
+	Workloads []Workload
+	Sizes     []int64
+	// Protocols to time end to end: "flight", "mysql".
+	Protocols []string
+	// Bin is the quiver binary to run as the server.
+	Bin string
+	// MariaDB, when set, is "HOST:PORT:USER:PASSWORD" of a MariaDB holding
+	// the same rows, for the MySQL comparison.
+	MariaDB string
+	// SkipEngine skips the in-process engine-export table.
+	SkipEngine bool
+	Reps       int
+	Dir        string // scratch directory for the server's database
+}
+
+// Fetch reproduces seed table 1 (protocol fetch) and adds the engine
+// export comparison and the end-to-end share of raw TCP.
+func Fetch(ctx context.Context, cfg FetchConfig) (*Report, error) {
+	r := &Report{Suite: "fetch", Reps: cfg.Reps}
+	maxRows := int64(0)
+	for _, n := range cfg.Sizes {
+		maxRows = max(maxRows, n)
+	}
+	if !cfg.SkipEngine {
+		if err := engineExport(ctx, cfg, maxRows, r); err != nil {
+			return nil, err
+		}
+	}
+	if err := protocolFetch(ctx, cfg, maxRows, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// engineExport times DuckDB → Arrow batches in-process: quiver's streaming
+// vector copy against duckdb-go's Arrow.QueryContext, each on its own
+// in-memory database holding the same generated rows.
+func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report) error {
+	db, err := engine.Open(ctx, engine.Options{Path: ":memory:"})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	qc, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer qc.Release()
+
+	connector, err := duckdbgo.NewConnector("", nil)
+	if err != nil {
+		return fmt.Errorf("open duckdb-go: %w", err)
+	}
+	defer connector.Close()
+	dconn, err := connector.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("connect duckdb-go: %w", err)
+	}
+	defer dconn.Close()
+	ar, err := duckdbgo.NewArrowFromConn(dconn)
+	if err != nil {
+		return fmt.Errorf("duckdb-go arrow: %w", err)
+	}
+	for _, table := range tablesOf(cfg.Workloads) {
+		if _, err := qc.Exec(ctx, CreateSQL(table, maxRows)); err != nil {
+			return fmt.Errorf("generate %s: %w", table, err)
+		}
+		if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, CreateSQL(table, maxRows), nil); err != nil {
+			return fmt.Errorf("generate %s in duckdb-go: %w", table, err)
+		}
+	}
+	t := &Table{
+		Title:   "Engine export: DuckDB table → Arrow record batches, in-process",
+		Note:    "quiver's streaming vector copy against duckdb-go's Arrow.QueryContext (materialises, then converts per 2,048-row chunk).",
+		Columns: []string{"workload", "rows", "quiver ms", "MB/s", "duckdb-go ms", "MB/s", "speedup"},
+	}
+	for _, w := range cfg.Workloads {
+		for _, n := range cfg.Sizes {
+			q := w.Query(n)
+			quiver := Contender{Name: "quiver engine", Run: func() (Sample, error) {
+				return Timed(func() (int64, int64, error) {
+					rows, err := qc.Query(ctx, q)
+					if err != nil {
+						return 0, 0, err
+					}
+					defer rows.Close()
+					return drainReader(rows)
+				})
+			}}
+			base := Contender{Name: "duckdb-go Arrow", Run: func() (Sample, error) {
+				return Timed(func() (int64, int64, error) {
+					rdr, err := ar.QueryContext(ctx, q)
+					if err != nil {
+						return 0, 0, err
+					}
+					defer rdr.Release()
+					return drainReader(rdr)
+				})
+			}}
+			stats, err := Alternate(cfg.Reps, quiver, base)
+			if err != nil {
+				return err
+			}
+			cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(n))
+			r.Add("engine", cas, stats[0])
+			r.Add("engine", cas, stats[1])
+			x := Ratio(stats[0], stats[1])
+			t.Rows = append(t.Rows, []string{w.Name, fmtRows(n), fmtMS(stats[0]), fmtMBps(stats[0]), fmtMS(stats[1]), fmtMBps(stats[1]), fmtX(x)})
+			t.Bars = append(t.Bars,
+				Bar{Group: cas, Series: "quiver engine", Value: stats[0].MBps(), Unit: "MB/s"},
+				Bar{Group: cas, Series: "duckdb-go Arrow", Value: stats[1].MBps(), Unit: "MB/s"})
+		}
+	}
+	r.Tables = append(r.Tables, t)
+	return nil
+}
+
+func tablesOf(ws []Workload) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range ws {
+		if !seen[w.Table] {
+			seen[w.Table] = true
+			out = append(out, w.Table)
+		}
+	}
+	return out
+}
+
+// drainReader reads every batch and counts Arrow buffer bytes and rows.
+func drainReader(rdr array.RecordReader) (int64, int64, error) {
+	var bytes, rows int64
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		bytes += bufferBytes(rec)
+		rows += rec.NumRows()
+	}
+	return bytes, rows, rdr.Err()
+}
+
+// protocolFetch runs a quiver server process and times each protocol
+// fetching the same rows, plus raw TCP moving the Flight byte count.
+func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report) error {
+	wantMySQL := hasProto(cfg.Protocols, "mysql")
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "quiver-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(dir, "bench.duckdb"), wantMySQL)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, Allocator: memory.NewGoAllocator()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, table := range tablesOf(cfg.Workloads) {
+		if _, err := c.Exec(ctx, CreateSQL(table, maxRows)); err != nil {
+			return fmt.Errorf("generate %s: %w", table, err)
+		}
+	}
+	if cfg.MariaDB != "" && wantMySQL {
+		if err := loadMariaDB(ctx, c, cfg.MariaDB, dir, tablesOf(cfg.Workloads)); err != nil {
+			return err
+		}
+	}
+	tcpAddr, stopTCP, err := startTCPSink()
+	if err != nil {
+		return err
+	}
+	defer stopTCP()
+
+	cols := []string{"workload", "rows"}
+	if wantMySQL {
+		cols = append(cols, "mysql --quick ms")
+		if cfg.MariaDB != "" {
+			cols = append(cols, "MariaDB ms")
+		}
+	}
+	cols = append(cols, "Flight ms", "Flight MB/s", "Flight rows/s")
+	if wantMySQL {
+		cols = append(cols, "speedup")
+		if cfg.MariaDB != "" {
+			cols = append(cols, "vs MariaDB")
+		}
+	}
+	cols = append(cols, "raw TCP MB/s", "Flight/TCP")
+	t := &Table{
+		Title:   "Protocol fetch (seed table 1): client fetches the result and discards it",
+		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches.",
+		Columns: cols,
+	}
+	for _, w := range cfg.Workloads {
+		for _, n := range cfg.Sizes {
+			q := w.Query(n)
+			var cs []Contender
+			flight := Contender{Name: "Flight", Run: func() (Sample, error) {
+				return Timed(func() (int64, int64, error) {
+					res, err := c.Query(ctx, q)
+					if err != nil {
+						return 0, 0, err
+					}
+					defer res.Release()
+					return drainReader(res)
+				})
+			}}
+			cs = append(cs, flight)
+			if wantMySQL {
+				cs = append(cs, mysqlCLI("mysql --quick", srv.MySQLAddr, "", "", "main", q, n))
+				if cfg.MariaDB != "" {
+					host, user, pw := splitMariaDB(cfg.MariaDB)
+					cs = append(cs, mysqlCLI("MariaDB", host, user, pw, "quiver_bench", q, n))
+				}
+			}
+			// Raw TCP moves the bytes Flight moved (known after a warm-up).
+			warm, err := flight.Run()
+			if err != nil {
+				return err
+			}
+			cs = append(cs, Contender{Name: "raw TCP", Run: func() (Sample, error) {
+				return Timed(func() (int64, int64, error) { return runTCP(tcpAddr, warm.Bytes) })
+			}})
+			stats, err := Alternate(cfg.Reps, cs...)
+			if err != nil {
+				return err
+			}
+			cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(n))
+			for _, s := range stats {
+				r.Add("fetch", cas, s)
+			}
+			fl, tcp := stats[0], stats[len(stats)-1]
+			row := []string{w.Name, fmtRows(n)}
+			if wantMySQL {
+				row = append(row, fmtMS(stats[1]))
+				if cfg.MariaDB != "" {
+					row = append(row, fmtMS(stats[2]))
+				}
+			}
+			row = append(row, fmtMS(fl), fmtMBps(fl), fmtRate(fl.RowsPerSec()))
+			if wantMySQL {
+				row = append(row, fmtX(Ratio(fl, stats[1])))
+				if cfg.MariaDB != "" {
+					row = append(row, fmtX(Ratio(fl, stats[2])))
+				}
+			}
+			row = append(row, fmtMBps(tcp), fmtX(fl.MBps()/tcp.MBps()))
+			t.Rows = append(t.Rows, row)
+			for _, s := range stats[:len(stats)-1] {
+				t.Bars = append(t.Bars, Bar{Group: cas, Series: s.Name, Value: s.Median().Seconds() * 1000, Unit: "ms (lower is better)"})
+			}
+		}
+	}
+	r.Tables = append(r.Tables, t)
+	return nil
+}
+
+func hasProto(ps []string, p string) bool {
+	for _, x := range ps {
+		if strings.EqualFold(x, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func splitMariaDB(dsn string) (hostPort, user, password string) {
+	parts := strings.SplitN(dsn, ":", 4)
+	if len(parts) < 2 {
+		return dsn, "", ""
+	}
+	hostPort = parts[0] + ":" + parts[1]
+	if len(parts) > 2 {
+		user = parts[2]
+	}
+	if len(parts) > 3 {
+		password = parts[3]
+	}
+	return
+}

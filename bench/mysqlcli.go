@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+)
+
+// mysqlCLI times `mysql --quick -e SQL > /dev/null`, the seed's MySQL
+// protocol client, against addr.
+func mysqlCLI(name, addr, user, password, db, sql string, rows int64) Contender {
+	return Contender{Name: name, Run: func() (Sample, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return Sample{}, fmt.Errorf("mysql address %q: %w", addr, err)
+		}
+		args := []string{"--quick", "--batch", "-h", host, "-P", port, "-D", db, "-e", sql}
+		if user != "" {
+			args = append(args, "-u", user)
+		}
+		if password != "" {
+			args = append(args, "-p"+password)
+		}
+		return Timed(func() (int64, int64, error) {
+			cmd := exec.Command("mysql", args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				return 0, 0, fmt.Errorf("mysql --quick: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
+			}
+			return 0, rows, nil
+		})
+	}}
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Table is one printed result table.
+type Table struct {
+	Title   string     `json:"title"`
+	Note    string     `json:"note,omitempty"`
+	Columns []string   `json:"columns"`
+	Rows    [][]string `json:"rows"`
+	// Bars are the values a plot draws: one group per row label, one bar
+	// per series.
+	Bars []Bar `json:"bars,omitempty"`
+}
+
+// Bar is one plotted value.
+type Bar struct {
+	Group  string  `json:"group"`
+	Series string  `json:"series"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+}
+
+// Report is what a suite produces.
+type Report struct {
+	Suite   string    `json:"suite"`
+	When    time.Time `json:"when"`
+	Machine string    `json:"machine"`
+	Reps    int       `json:"reps"`
+	Tables  []*Table  `json:"tables"`
+	// Results are the raw medians and spreads, for machines.
+	Results []Result `json:"results"`
+}
+
+// Result is one contender's measurement.
+type Result struct {
+	Table     string  `json:"table"`
+	Case      string  `json:"case"`
+	Contender string  `json:"contender"`
+	MedianMS  float64 `json:"median_ms"`
+	MinMS     float64 `json:"min_ms"`
+	MaxMS     float64 `json:"max_ms"`
+	MBps      float64 `json:"mb_per_s,omitempty"`
+	RowsPerS  float64 `json:"rows_per_s,omitempty"`
+	Bytes     int64   `json:"bytes,omitempty"`
+	Rows      int64   `json:"rows,omitempty"`
+}
+
+// Add records a stat under table and case.
+func (r *Report) Add(table, cas string, s Stat) {
+	r.Results = append(r.Results, Result{
+		Table: table, Case: cas, Contender: s.Name,
+		MedianMS: ms(s.Median()), MinMS: ms(s.Min()), MaxMS: ms(s.Max()),
+		MBps: s.MBps(), RowsPerS: s.RowsPerSec(), Bytes: s.Bytes(), Rows: s.Rows(),
+	})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Print writes the report's tables as aligned text.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "quiver bench %s — %s, %d alternated runs per figure (median; ± is the min–max spread)\n", r.Suite, r.Machine, r.Reps)
+	for _, t := range r.Tables {
+		fmt.Fprintf(w, "\n%s\n", t.Title)
+		if t.Note != "" {
+			fmt.Fprintf(w, "%s\n", t.Note)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(t.Columns, "\t")+"\t")
+		for _, row := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		tw.Flush()
+	}
+}
+
+// WriteJSON writes the report to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// Formatting helpers for table cells.
+
+func fmtMS(s Stat) string {
+	return fmt.Sprintf("%.0f ±%.0f%%", ms(s.Median()), s.Spread())
+}
+
+func fmtMBps(s Stat) string { return fmt.Sprintf("%.0f", s.MBps()) }
+
+func fmtRate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtX(v float64) string { return fmt.Sprintf("%.2f×", v) }
+
+func fmtRows(n int64) string {
+	switch {
+	case n >= 1e6 && n%1e6 == 0:
+		return fmt.Sprintf("%dM", n/1e6)
+	case n >= 1e3 && n%1e3 == 0:
+		return fmt.Sprintf("%dk", n/1e3)
+	}
+	return fmt.Sprint(n)
+}

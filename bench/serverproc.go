@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ServerProc is a `quiver serve` child process.
+type ServerProc struct {
+	cmd        *exec.Cmd
+	FlightAddr string
+	MySQLAddr  string
+	log        strings.Builder
+}
+
+// StartServer runs the quiver binary at bin as `serve` on free loopback
+// ports with the given database and extra flags, and waits until both
+// listeners are announced (MySQL's only when mysql is set).
+func StartServer(ctx context.Context, bin, db string, mysql bool, extra ...string) (*ServerProc, error) {
+	mysqlAddr := ""
+	if mysql {
+		mysqlAddr = "127.0.0.1:0"
+	}
+	args := append([]string{"serve", "--db", db, "--flight", "127.0.0.1:0", "--mysql", mysqlAddr, "--http", "", "--log-level", "warn"}, extra...)
+	p := &ServerProc{cmd: exec.CommandContext(ctx, bin, args...)}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.cmd.Cancel = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s serve: %w", bin, err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.log.WriteString(line + "\n")
+			if addr, ok := strings.CutPrefix(line, "quiver: flight listening on "); ok {
+				p.FlightAddr = addr
+			}
+			if addr, ok := strings.CutPrefix(line, "quiver: mysql listening on "); ok {
+				p.MySQLAddr = addr
+			}
+			if p.FlightAddr != "" && (p.MySQLAddr != "" || !mysql) {
+				ready <- nil
+				io.Copy(io.Discard, stderr)
+				return
+			}
+		}
+		ready <- fmt.Errorf("server exited before it was ready:\n%s", p.log.String())
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			p.cmd.Wait()
+			return nil, err
+		}
+	case <-time.After(2 * time.Minute):
+		p.Stop()
+		return nil, fmt.Errorf("server not ready after 2 minutes:\n%s", p.log.String())
+	}
+	return p, nil
+}
+
+// RSS is the server's resident memory in bytes, read from /proc.
+func (p *ServerProc) RSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// Stop terminates the server gracefully and waits for it.
+func (p *ServerProc) Stop() {
+	if p.cmd.Process != nil {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Wait()
+	}
+}

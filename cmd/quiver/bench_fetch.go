@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/quiverdata/quiver/bench"
+)
+
+func init() {
+	registerSuite("fetch", benchSuite{"seed table 1: fetch id/num20/str20 over Flight (and MySQL), and engine export against duckdb-go", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+		workloads := fs.String("workloads", "id,num20,str20", "workloads to run")
+		sizes := fs.String("sizes", "1M,5M,10M", "row counts")
+		protocols := fs.String("protocols", "flight", "protocols to time end to end: flight, mysql")
+		mariadb := fs.String("mariadb", "", "HOST:PORT:USER:PASSWORD of a MariaDB holding the same rows (database quiver_bench)")
+		skipEngine := fs.Bool("skip-engine", false, "skip the in-process engine-export table")
+		return func(ctx context.Context, reps int) (*bench.Report, error) {
+			ws, err := bench.ParseWorkloads(*workloads)
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			ns, err := bench.ParseSizes(*sizes)
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("find the quiver binary: %w", err)
+			}
+			return bench.Fetch(ctx, bench.FetchConfig{
+				Workloads: ws, Sizes: ns, Protocols: strings.Split(*protocols, ","), Bin: bin,
+				MariaDB: *mariadb, SkipEngine: *skipEngine, Reps: reps,
+			})
+		}
+	}})
+}

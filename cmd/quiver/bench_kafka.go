@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"strings"
+
+	"github.com/quiverdata/quiver/bench"
+)
+
+func init() {
+	registerSuite("kafka", benchSuite{"the Kafka pipeline stage by stage and whole, against DuckDB's native insert", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+		var cfg bench.KafkaConfig
+		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
+		partitions := fs.Int("partitions", 4, "topic partitions")
+		fs.BoolVar(&cfg.Flat, "flat", true, "the flat 14-field message (false: the seed's nested BidRequest)")
+		brokers := fs.String("brokers", "", "an external Kafka HOST:PORT[,..] (default: an in-process cluster)")
+		return func(ctx context.Context, reps int) (*bench.Report, error) {
+			if cfg.Messages < 1 || *partitions < 1 {
+				return nil, usagef("--messages and --partitions must be positive")
+			}
+			cfg.Partitions = int32(*partitions)
+			if *brokers != "" {
+				cfg.Brokers = strings.Split(*brokers, ",")
+			}
+			cfg.Reps = reps
+			return bench.Kafka(ctx, cfg)
+		}
+	}})
+}

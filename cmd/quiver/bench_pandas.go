@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/client"
+)
+
+func init() {
+	registerSuite("pandas", benchSuite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+		var cfg pandasConfig
+		fs.StringVar(&cfg.workloads, "workloads", "id,num20,str20", "workloads to run")
+		fs.StringVar(&cfg.sizes, "sizes", "1M,5M,10M", "row counts (e.g. 100K,1M for a quick run)")
+		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with pandas, ADBC and PyMySQL (`make interop` installs .venv)")
+		fs.StringVar(&cfg.script, "script", "interop/python/bench_pandas.py", "the Python side of the benchmark")
+		fs.IntVar(&cfg.warmup, "warmup", 1, "untimed runs of each contender before the timed ones")
+		return func(ctx context.Context, reps int) (*bench.Report, error) {
+			cfg.reps = reps
+			return runPandas(ctx, cfg)
+		}
+	}})
+}
+
+type pandasConfig struct {
+	workloads, sizes, python, script string
+	reps, warmup                     int
+}
+
+// pandasAnchors are seed table 2's speedups (StarRocks, ADBC over PyMySQL).
+var pandasAnchors = map[string]string{
+	"id/1M": "19.3×", "id/5M": "73.0×", "id/10M": "63.4×",
+	"num20/1M": "52.7×", "num20/5M": "92.5×", "num20/10M": "95.0×",
+	"str20/1M": "20.1×", "str20/5M": "22.3×", "str20/10M": "23.0×",
+}
+
+// pandasOutput is what bench_pandas.py prints.
+type pandasOutput struct {
+	Versions map[string]string `json:"versions"`
+	Cases    []struct {
+		Workload string               `json:"workload"`
+		Rows     int64                `json:"rows"`
+		Seconds  map[string][]float64 `json:"seconds"`
+	} `json:"cases"`
+}
+
+func runPandas(ctx context.Context, cfg pandasConfig) (*bench.Report, error) {
+	ws, err := bench.ParseWorkloads(cfg.workloads)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	ns, err := bench.ParseSizes(cfg.sizes)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if cfg.warmup < 0 {
+		return nil, usagef("--warmup must be 0 or more")
+	}
+	for _, f := range []string{cfg.python, cfg.script} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("%s not found: run `make interop` once to install .venv, or pass --python and --script", f)
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the quiver binary: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "quiver-bench-pandas-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := bench.StartServer(ctx, bin, filepath.Join(dir, "bench.duckdb"), true)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+
+	var maxRows int64
+	for _, n := range ns {
+		maxRows = max(maxRows, n)
+	}
+	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, Allocator: memory.NewGoAllocator()})
+	if err != nil {
+		return nil, err
+	}
+	tables := map[string]bool{}
+	for _, w := range ws {
+		if tables[w.Table] {
+			continue
+		}
+		tables[w.Table] = true
+		if _, err := c.Exec(ctx, bench.CreateSQL(w.Table, maxRows)); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("generate %s: %w", w.Table, err)
+		}
+	}
+	c.Close()
+
+	args := []string{cfg.script, "--flight", srv.FlightAddr, "--mysql", srv.MySQLAddr,
+		"--reps", fmt.Sprint(cfg.reps), "--warmup", fmt.Sprint(cfg.warmup)}
+	for _, w := range ws {
+		for _, n := range ns {
+			args = append(args, "--case", fmt.Sprintf("%s:%d:%s", w.Name, n, w.Query(n)))
+		}
+	}
+	cmd := exec.CommandContext(ctx, cfg.python, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", cfg.script, err)
+	}
+	var out pandasOutput
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("read %s's output: %w", cfg.script, err)
+	}
+	return pandasReport(out, cfg.reps), nil
+}
+
+// pandasReport lays the results out as seed table 2.
+func pandasReport(out pandasOutput, reps int) *bench.Report {
+	r := &bench.Report{Suite: "pandas", Reps: reps}
+	t := &bench.Table{
+		Title: "Into pandas (seed table 2): pd.read_sql(sql, conn), fetch and DataFrame conversion",
+		Note: fmt.Sprintf("Same server process and rows. ADBC %s (Flight SQL) against PyMySQL %s (MySQL protocol); pandas %s, pyarrow %s, Python %s. Seed: StarRocks.",
+			out.Versions["adbc_driver_flightsql"], out.Versions["pymysql"], out.Versions["pandas"], out.Versions["pyarrow"], out.Versions["python"]),
+		Columns: []string{"workload", "rows", "PyMySQL ms", "ADBC ms", "speedup", "seed speedup"},
+	}
+	for _, c := range out.Cases {
+		adbc, pymysql := pandasStat("ADBC", c.Seconds["adbc"], c.Rows), pandasStat("PyMySQL", c.Seconds["pymysql"], c.Rows)
+		cas := fmt.Sprintf("%s/%s", c.Workload, rowsLabel(c.Rows))
+		r.Add("pandas", cas, pymysql)
+		r.Add("pandas", cas, adbc)
+		anchor := pandasAnchors[cas]
+		if anchor == "" {
+			anchor = "—"
+		}
+		t.Rows = append(t.Rows, []string{c.Workload, rowsLabel(c.Rows), msCell(pymysql), msCell(adbc),
+			fmt.Sprintf("%.1f×", bench.Ratio(adbc, pymysql)), anchor})
+		t.Bars = append(t.Bars,
+			bench.Bar{Group: cas, Series: "PyMySQL", Value: float64(pymysql.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"},
+			bench.Bar{Group: cas, Series: "ADBC", Value: float64(adbc.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+	}
+	r.Tables = append(r.Tables, t)
+	return r
+}
+
+func pandasStat(name string, secs []float64, rows int64) bench.Stat {
+	s := bench.Stat{Name: name}
+	for _, v := range secs {
+		s.Samples = append(s.Samples, bench.Sample{Dur: time.Duration(v * float64(time.Second)), Rows: rows})
+	}
+	return s
+}
+
+// msCell is "median ±spread%", the way the other suites print times.
+func msCell(s bench.Stat) string {
+	return fmt.Sprintf("%.0f ±%.0f%%", float64(s.Median().Microseconds())/1000, s.Spread())
+}
+
+// rowsLabel is 1M, 500k or the count, as the seed names row counts.
+func rowsLabel(n int64) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1_000 && n%1_000 == 0:
+		return fmt.Sprintf("%dk", n/1_000)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/client"
+)
+
+// stdout is where client verbs print their results.
+var stdout io.Writer = os.Stdout
+
+// defaultServer is where client verbs connect when neither --server nor
+// QUIVER_SERVER says.
+const defaultServer = "127.0.0.1:31337"
+
+// clientFlags are the connection flags every client verb takes (quiver
+// load, query, bench): --server, --user, --password and --tls, with
+// QUIVER_SERVER, QUIVER_USER and QUIVER_PASSWORD as their defaults, plus
+// --tls-ca and, for mTLS, --tls-cert and --tls-key.
+type clientFlags struct {
+	server, user, password    string
+	tls                       bool
+	caFile, certFile, keyFile string
+}
+
+// register adds the flags to fs. The environment is read here, so a flag
+// given on the command line wins over it.
+func (f *clientFlags) register(fs *flag.FlagSet) {
+	server := os.Getenv("QUIVER_SERVER")
+	if server == "" {
+		server = defaultServer
+	}
+	fs.StringVar(&f.server, "server", server, "Flight SQL server HOST:PORT (env QUIVER_SERVER)")
+	fs.StringVar(&f.user, "user", os.Getenv("QUIVER_USER"), "user to authenticate as (env QUIVER_USER)")
+	fs.StringVar(&f.password, "password", os.Getenv("QUIVER_PASSWORD"), "password of --user (env QUIVER_PASSWORD)")
+	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, verifying the server against the system roots or --tls-ca")
+	fs.StringVar(&f.caFile, "tls-ca", "", "CA certificate (PEM) that signed the server's certificate; implies --tls")
+	fs.StringVar(&f.certFile, "tls-cert", "", "client certificate (PEM) for mTLS; implies --tls")
+	fs.StringVar(&f.keyFile, "tls-key", "", "client private key (PEM) for --tls-cert")
+}
+
+// config checks the flags and returns the client configuration. A bad
+// combination is a usage error.
+func (f *clientFlags) config() (client.Config, error) {
+	if f.server == "" {
+		return client.Config{}, usagef("--server is empty: give HOST:PORT or set QUIVER_SERVER")
+	}
+	if _, _, err := net.SplitHostPort(f.server); err != nil {
+		return client.Config{}, usagef("bad --server %q: want HOST:PORT", f.server)
+	}
+	if f.password != "" && f.user == "" {
+		return client.Config{}, usagef("--password needs --user (or QUIVER_USER)")
+	}
+	if (f.certFile == "") != (f.keyFile == "") {
+		return client.Config{}, usagef("--tls-cert and --tls-key go together")
+	}
+	return client.Config{
+		Addr: f.server, User: f.user, Password: f.password,
+		TLS:    f.tls || f.caFile != "" || f.certFile != "",
+		CAFile: f.caFile, CertFile: f.certFile, KeyFile: f.keyFile,
+	}, nil
+}
+
+// serverError explains a failed call: the server's own message, without
+// gRPC's framing, and what to do about it. what names the action ("load
+// into t").
+func (f *clientFlags) serverError(what string, err error) error {
+	// The innermost status carries the server's message alone.
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	st := se.GRPCStatus()
+	hint := ""
+	switch st.Code() {
+	case codes.Unavailable:
+		hint = fmt.Sprintf("is quiver serve running at %s? Point --server (or QUIVER_SERVER) at it", f.server)
+	case codes.Unauthenticated:
+		hint = "check --user and --password (or QUIVER_USER and QUIVER_PASSWORD)"
+	case codes.PermissionDenied:
+		hint = "use a read-write or admin user"
+	case codes.DeadlineExceeded, codes.Canceled:
+		hint = "it was interrupted; run it again"
+	case codes.ResourceExhausted:
+		hint = "the server ran out of memory or a limit; try smaller batches"
+	}
+	if hint == "" {
+		return fmt.Errorf("%s: %s", what, st.Message())
+	}
+	return fmt.Errorf("%s: %s; %s", what, st.Message(), hint)
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/client"
+)
+
+func init() {
+	register("load", "bulk-load Parquet, CSV, NDJSON or Arrow IPC files into a table over Flight SQL", func() command { return &loadCmd{} })
+}
+
+// loadCmd is quiver load FILE... --table T: the files stream to the server
+// as one CommandStatementIngest, all or nothing.
+type loadCmd struct{}
+
+func (loadCmd) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet("load")
+	var (
+		cf                                  clientFlags
+		table, mode, catalog, schema, codec string
+		schemaFrom                          string
+		batchRows, inferRows                int
+		quiet                               bool
+	)
+	cf.register(fs)
+	fs.StringVar(&table, "table", "", "table to load into (required)")
+	fs.StringVar(&mode, "mode", "create", "create (fail if it exists), append (fail if missing), replace, or create_append")
+	fs.StringVar(&catalog, "catalog", "", "catalog of the table (default: the server's)")
+	fs.StringVar(&schema, "schema", "", "schema of the table (default: the server's)")
+	fs.StringVar(&codec, "compression", "none", "compress the upload: lz4, zstd or none")
+	fs.IntVar(&batchRows, "batch-rows", client.DefaultBatchRows, "rows per batch sent")
+	fs.IntVar(&inferRows, "infer-rows", client.DefaultInferRows, "CSV rows or NDJSON lines sampled to infer column types")
+	fs.StringVar(&schemaFrom, "schema-from", "", "read CSV and NDJSON files with the schema of this file instead of inferring one")
+	fs.BoolVar(&quiet, "quiet", false, "print no progress, only the summary")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usagef("name at least one file: quiver load FILE... --table T")
+	}
+	if table == "" {
+		return usagef("--table is required")
+	}
+	m, err := client.ParseMode(mode)
+	if err != nil {
+		return usagef("bad --mode: %v", err)
+	}
+	if _, err := client.IPCCompression(codec); err != nil {
+		return usagef("bad --compression: %v", err)
+	}
+	if batchRows <= 0 || inferRows <= 0 {
+		return usagef("--batch-rows and --infer-rows must be positive")
+	}
+	if err := checkFiles(files); err != nil {
+		return err
+	}
+	read := client.ReadOptions{BatchRows: batchRows, InferRows: inferRows}
+	if schemaFrom != "" {
+		if read.Schema, err = schemaOf(ctx, schemaFrom, read); err != nil {
+			return usagef("bad --schema-from: %v", err)
+		}
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return err
+	}
+
+	c, err := client.Dial(ctx, cfg)
+	if err != nil {
+		return cf.serverError("connect", err)
+	}
+	defer c.Close()
+	prog := newLoadProgress(stderr, table, quiet)
+	res, err := c.Load(ctx, files, client.LoadOptions{
+		Table: table, Catalog: catalog, Schema: schema, Mode: m, Compression: codec,
+		Read: read, Progress: prog.update,
+	})
+	prog.finish()
+	if err != nil {
+		return loadError(&cf, table, err)
+	}
+	secs := res.Elapsed.Seconds()
+	mb := float64(res.Bytes) / 1e6
+	fmt.Fprintf(stdout, "loaded %d rows (%.1f MB) into %s in %.2fs: %.0f rows/s, %.1f MB/s\n",
+		res.Rows, mb, table, secs, float64(res.Rows)/secs, mb/secs)
+	return nil
+}
+
+// checkFiles refuses, before connecting, files that are missing or of an
+// unknown format.
+func checkFiles(files []string) error {
+	for _, f := range files {
+		if _, err := client.FormatOf(f); err != nil {
+			return usagef("%s: unknown format: name .parquet, .csv, .ndjson/.jsonl or .arrow/.arrows files", f)
+		}
+		st, err := os.Stat(f)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return usagef("%s: no such file", f)
+		case err != nil:
+			return usagef("%v", err)
+		case st.IsDir():
+			return usagef("%s is a directory; name the files in it", f)
+		}
+	}
+	return nil
+}
+
+// schemaOf reads a file's schema (inferring it for CSV and NDJSON).
+func schemaOf(ctx context.Context, path string, opts client.ReadOptions) (*arrow.Schema, error) {
+	if err := checkFiles([]string{path}); err != nil {
+		return nil, err
+	}
+	r, err := client.OpenFile(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Schema(), nil
+}
+
+// loadError says what failed and what to do. Nothing was written: a load
+// is all or nothing.
+func loadError(cf *clientFlags, table string, err error) error {
+	what := fmt.Sprintf("load into %s failed, nothing was written", table)
+	var se interface{ GRPCStatus() *status.Status }
+	var re *client.ReadError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: interrupted", what)
+	case errors.As(err, &re) && !strings.Contains(err.Error(), "--schema-from"):
+		return fmt.Errorf("%s: %w; fix the file, or sample more rows (--infer-rows) or give the schema (--schema-from)", what, err)
+	case !errors.As(err, &se):
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch st := se.GRPCStatus(); st.Code() {
+	case codes.InvalidArgument:
+		return fmt.Errorf("%s: %s; the files do not fit the table: compare their columns with the table's, or load into a new table", what, st.Message())
+	case codes.NotFound:
+		return fmt.Errorf("%s: %s; check --table, --catalog and --schema", what, st.Message())
+	}
+	return cf.serverError(what, err)
+}
+
+// loadProgress shows a load's progress on stderr: a bar when stderr is a
+// terminal, else a plain line every few seconds.
+type loadProgress struct {
+	w      io.Writer
+	table  string
+	bar    *progressbar.ProgressBar
+	start  time.Time
+	last   time.Time
+	every  time.Duration
+	quiet  bool
+	latest client.LoadProgress
+}
+
+func newLoadProgress(w io.Writer, table string, quiet bool) *loadProgress {
+	p := &loadProgress{w: w, table: table, start: time.Now(), quiet: quiet, every: 5 * time.Second}
+	if f, ok := w.(*os.File); ok && !quiet && term.IsTerminal(int(f.Fd())) {
+		p.every = 150 * time.Millisecond
+		p.bar = progressbar.NewOptions64(-1,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("loading "+table),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	p.last = p.start
+	return p
+}
+
+// update is LoadOptions.Progress.
+func (p *loadProgress) update(lp client.LoadProgress) {
+	p.latest = lp
+	if p.quiet {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < p.every {
+		return
+	}
+	p.last = now
+	if p.bar != nil {
+		if p.bar.GetMax64() != lp.TotalBytes {
+			p.bar.ChangeMax64(lp.TotalBytes)
+		}
+		p.bar.Describe(fmt.Sprintf("loading %s: %s rows", p.table, humanCount(lp.Rows)))
+		p.bar.Set64(lp.Bytes)
+		return
+	}
+	secs := now.Sub(p.start).Seconds()
+	fmt.Fprintf(p.w, "quiver load: %s rows, %.1f of %.1f MB read (%.1f MB/s)\n",
+		humanCount(lp.Rows), float64(lp.Bytes)/1e6, float64(lp.TotalBytes)/1e6, float64(lp.Bytes)/1e6/secs)
+}
+
+func (p *loadProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
+}
+
+// humanCount prints a count with thousands separators.
+func humanCount(n int64) string {
+	s := fmt.Sprint(n)
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

@@ -1,0 +1,295 @@
+package ingest
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/quiverdata/quiver/ingest/protoarrow"
+)
+
+//go:embed benchdata/bench.proto
+var benchProto []byte
+
+// Message types of the benchmark schemas.
+const (
+	// BenchMessage has 14 fields, one a LIST<STRUCT<..., LIST<STRUCT>>>,
+	// like the Quacfka workload.
+	BenchMessage = "quiver.bench.BidRequest"
+	// BenchFlatMessage has 14 scalar fields.
+	BenchFlatMessage = "quiver.bench.Flat14"
+)
+
+// BenchNormalize is the normalizer spec the benchmark uses: one flat row
+// per deal.
+const BenchNormalize = "id, user_id, country, device, publisher_id, imps[].id AS imp_id, imps[].bid_floor AS bid_floor, " +
+	"imps[].deals[].id AS deal_id, imps[].deals[].price AS price, at"
+
+// Stage names of RunBench.
+const (
+	StageConsume  = "consume"  // Kafka to memory, nothing else
+	StageDecode   = "decode"   // Protobuf to Arrow, Decoders goroutines
+	StageInsert   = "insert"   // Arrow into DuckDB, Inserters connections
+	StageNative   = "native"   // DuckDB's INSERT INTO t2 SELECT * FROM t, the baseline
+	StagePipeline = "pipeline" // Kafka to DuckDB through the whole pipeline
+)
+
+// BenchConfig configures RunBench. Zero values take the defaults noted.
+type BenchConfig struct {
+	// Messages is how many messages each stage moves (1,000,000).
+	Messages int
+	// Partitions of the benchmark topic (8).
+	Partitions int32
+	// BatchRows, Decoders and Inserters as in Config.
+	BatchRows, Decoders, Inserters int
+	// Flat uses BenchFlatMessage instead of the nested BenchMessage.
+	Flat bool
+	// Normalize also builds (decode) and inserts (pipeline) the
+	// normalized table of BenchNormalize (nested schema only).
+	Normalize bool
+	// Stages to run, in this order: consume, decode, insert, native,
+	// pipeline (all when empty).
+	Stages []string
+	// Brokers is an external Kafka to use; empty starts an in-process one.
+	// The benchmark creates and fills its own topic.
+	Brokers []string
+	// Dir holds the databases; a temporary directory when empty.
+	Dir string
+	// NewSource makes the pipeline stage's source: a consumer of topic in
+	// group (package ingest/kafka provides one). Required for that stage.
+	NewSource func(brokers []string, topic, group string) (Source, error)
+	// Logger receives progress; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// StageResult is the measurement of one stage.
+type StageResult struct {
+	Name     string
+	Rows     int64 // messages moved (main rows)
+	Bytes    int64 // payload bytes moved
+	Duration time.Duration
+}
+
+// RowsPerSecond is the stage's message rate.
+func (s StageResult) RowsPerSecond() float64 { return float64(s.Rows) / s.Duration.Seconds() }
+
+// MBPerSecond is the stage's payload rate in MB (10^6 bytes) per second.
+func (s StageResult) MBPerSecond() float64 { return float64(s.Bytes) / 1e6 / s.Duration.Seconds() }
+
+// BenchResult is what RunBench measured.
+type BenchResult struct {
+	Config   BenchConfig
+	Stages   []StageResult
+	Pipeline *Report // the pipeline stage's report, when it ran
+}
+
+// WriteText prints one line per stage, and the pipeline's report.
+func (r BenchResult) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s %12s %10s %10s %14s %10s\n", "stage", "rows", "MB", "seconds", "rows/s", "MB/s")
+	for _, s := range r.Stages {
+		fmt.Fprintf(&b, "%-9s %12d %10.1f %10.3f %14s %10.1f\n", s.Name, s.Rows, float64(s.Bytes)/1e6,
+			s.Duration.Seconds(), underscored(s.RowsPerSecond()), s.MBPerSecond())
+	}
+	if r.Pipeline != nil {
+		b.WriteString("\n")
+		if err := r.Pipeline.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Bench is a prepared benchmark: the schema, the messages and a filled
+// topic. Run measures one stage at a time; Close frees it all.
+type Bench struct {
+	cfg     BenchConfig
+	log     *slog.Logger
+	md      protoreflect.MessageDescriptor
+	values  [][]byte // the messages, produced to Kafka in this order
+	bytes   int64
+	brokers []string
+	topic   string
+	records []arrow.RecordBatch // decoded batches, kept for the insert stage
+	dir     string
+	cleanup []func()
+
+	lastReport Report
+}
+
+// RunBench measures each stage of the pipeline alone and the whole
+// pipeline on the benchmark schema, so `quiver bench kafka` can print
+// them side by side with DuckDB's native insert rate.
+func RunBench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
+	b, err := NewBench(ctx, cfg)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer b.Close()
+	res := BenchResult{Config: b.cfg}
+	for _, s := range b.cfg.Stages {
+		if s == StageNative && !slices.Contains(b.cfg.Stages, StageInsert) {
+			if _, err := b.Run(ctx, StageInsert); err != nil { // native copies the inserted table
+				return res, err
+			}
+		}
+		st, err := b.Run(ctx, s)
+		if err != nil {
+			return res, err
+		}
+		if s == StagePipeline {
+			rep := b.lastReport
+			res.Pipeline = &rep
+		}
+		res.Stages = append(res.Stages, st)
+	}
+	return res, nil
+}
+
+// NewBench fills in cfg's defaults, compiles the benchmark schema, makes
+// the messages and produces them to a new topic.
+func NewBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
+	if cfg.Messages <= 0 {
+		cfg.Messages = 1_000_000
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 8
+	}
+	if cfg.BatchRows <= 0 {
+		cfg.BatchRows = DefaultBatchRows
+	}
+	if cfg.Decoders <= 0 {
+		cfg.Decoders = defaultDecoders()
+	}
+	if cfg.Inserters <= 0 {
+		cfg.Inserters = 2
+	}
+	if len(cfg.Stages) == 0 {
+		cfg.Stages = []string{StageConsume, StageDecode, StageInsert, StageNative, StagePipeline}
+	}
+	for _, s := range cfg.Stages {
+		if !slices.Contains([]string{StageConsume, StageDecode, StageInsert, StageNative, StagePipeline}, s) {
+			return nil, fmt.Errorf("new bench: unknown stage %q", s)
+		}
+	}
+	if cfg.Flat && cfg.Normalize {
+		return nil, errors.New("new bench: the normalizer spec is for the nested schema")
+	}
+	if slices.Contains(cfg.Stages, StagePipeline) && cfg.NewSource == nil {
+		return nil, errors.New("new bench: the pipeline stage needs NewSource")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	b, err := newBench(ctx, cfg)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("new bench: %w", err)
+	}
+	return b, nil
+}
+
+// Config is the configuration with defaults filled in.
+func (e *Bench) Config() BenchConfig { return e.cfg }
+
+// Run measures one stage. The insert stage decodes first if decode has not
+// run; native needs insert to have run.
+func (e *Bench) Run(ctx context.Context, stage string) (StageResult, error) {
+	var (
+		st  StageResult
+		err error
+	)
+	switch stage {
+	case StageConsume:
+		st, err = e.consume(ctx)
+	case StageDecode:
+		st, err = e.decode()
+	case StageInsert:
+		st, err = e.insert(ctx)
+	case StageNative:
+		st, err = e.native(ctx)
+	case StagePipeline:
+		st, e.lastReport, err = e.pipeline(ctx)
+	default:
+		err = fmt.Errorf("unknown stage %q", stage)
+	}
+	if err != nil {
+		return st, fmt.Errorf("bench %s: %w", stage, err)
+	}
+	e.log.Info("bench stage done", "stage", st.Name, "rows", st.Rows, "seconds", st.Duration.Seconds(),
+		"rows_per_second", round2(st.RowsPerSecond()), "MB_per_second", round2(st.MBPerSecond()))
+	return st, nil
+}
+
+// Close releases the decoded batches, stops the in-process Kafka and
+// removes temporary files.
+func (e *Bench) Close() {
+	for i := len(e.cleanup) - 1; i >= 0; i-- {
+		e.cleanup[i]()
+	}
+	e.cleanup = nil
+}
+
+// Bytes is the payload size of the benchmark messages.
+func (e *Bench) Bytes() int64 { return e.bytes }
+
+func defaultDecoders() int {
+	c := Config{}
+	c, _ = c.withDefaults()
+	return c.Decoders
+}
+
+// newBench does NewBench's work; on error the caller closes what it made.
+func newBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
+	e := &Bench{cfg: cfg, log: cfg.Logger.With("component", "ingest.bench"), topic: fmt.Sprintf("quiver-bench-%d", time.Now().UnixNano())}
+	tmp, err := os.MkdirTemp("", "quiver-bench-")
+	if err != nil {
+		return e, err
+	}
+	e.cleanup = append(e.cleanup, func() { os.RemoveAll(tmp) })
+	e.dir = cfg.Dir
+	if e.dir == "" {
+		e.dir = tmp
+	}
+	protoPath := filepath.Join(tmp, "bench.proto")
+	if err := os.WriteFile(protoPath, benchProto, 0o644); err != nil {
+		return e, err
+	}
+	name, gen := BenchMessage, benchMessage
+	if cfg.Flat {
+		name, gen = BenchFlatMessage, benchFlatMessage
+	}
+	if e.md, err = protoarrow.Compile(ctx, protoPath, nil, name); err != nil {
+		return e, err
+	}
+	e.values, e.bytes = benchValues(e.md, cfg.Messages, gen)
+	e.cleanup = append(e.cleanup, func() {
+		for _, r := range e.records {
+			r.Release()
+		}
+		e.records = nil
+	})
+	e.brokers = cfg.Brokers
+	if len(e.brokers) == 0 {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(cfg.Partitions, e.topic))
+		if err != nil {
+			return e, fmt.Errorf("start in-process kafka: %w", err)
+		}
+		e.cleanup = append(e.cleanup, c.Close)
+		e.brokers = c.ListenAddrs()
+	}
+	return e, e.produce(ctx)
+}

@@ -1,0 +1,282 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// produce writes the messages to the benchmark topic.
+func (e *Bench) produce(ctx context.Context) error {
+	if len(e.cfg.Brokers) > 0 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...))
+		if err != nil {
+			return err
+		}
+		_, err = kadm.NewClient(cl).CreateTopic(ctx, e.cfg.Partitions, -1, nil, e.topic)
+		cl.Close()
+		if err != nil {
+			return fmt.Errorf("create topic %s: %w", e.topic, err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.DefaultProduceTopic(e.topic),
+		kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(5*time.Millisecond), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
+	defer cl.Close()
+	var perr atomic.Pointer[error]
+	t := time.Now()
+	for _, v := range e.values {
+		cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				perr.CompareAndSwap(nil, &err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
+	if p := perr.Load(); p != nil {
+		return fmt.Errorf("produce: %w", *p)
+	}
+	e.log.Info("bench topic filled", "topic", e.topic, "messages", len(e.values), "MB", e.bytes>>20, "took", time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
+// consume reads the whole topic with a plain consumer.
+func (e *Bench) consume(ctx context.Context) (StageResult, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.ConsumeTopics(e.topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return StageResult{}, err
+	}
+	defer cl.Close()
+	st := StageResult{Name: StageConsume}
+	t := time.Now()
+	for st.Rows < int64(len(e.values)) {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return st, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			st.Rows++
+			st.Bytes += int64(len(r.Value))
+		})
+	}
+	st.Duration = time.Since(t)
+	return st, nil
+}
+
+// decode turns the messages into Arrow batches with Decoders goroutines,
+// keeping the records for the insert stage.
+func (e *Bench) decode() (StageResult, error) {
+	for _, r := range e.records {
+		r.Release()
+	}
+	e.records = nil
+	jobs := make(chan *batchJob)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	normalize := ""
+	if e.cfg.Normalize {
+		normalize = BenchNormalize
+	}
+	t := time.Now()
+	for range e.cfg.Decoders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bd, err := newBatchDecoder(e.md, normalize, memory.NewGoAllocator())
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+				for range jobs {
+				}
+				return
+			}
+			defer bd.release()
+			for job := range jobs {
+				d := bd.decode(job)
+				mu.Lock()
+				if d.main != nil {
+					d.main.Retain()
+					e.records = append(e.records, d.main)
+				}
+				mu.Unlock()
+				d.release()
+			}
+		}()
+	}
+	for i := 0; i < len(e.values); i += e.cfg.BatchRows {
+		end := min(i+e.cfg.BatchRows, len(e.values))
+		msgs := make([]Message, end-i)
+		for k := range msgs {
+			msgs[k] = Message{Offset: int64(i + k), Timestamp: t, Value: e.values[i+k]}
+		}
+		jobs <- &batchJob{chunks: []Chunk{{Topic: e.topic, Messages: msgs}}, msgs: len(msgs)}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return StageResult{}, firstErr
+	}
+	return StageResult{Name: StageDecode, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t)}, nil
+}
+
+// openBenchDB opens a fresh database file in the bench directory.
+func (e *Bench) openBenchDB(ctx context.Context, name string) (*engine.DB, error) {
+	path := filepath.Join(e.dir, name)
+	for _, p := range []string{path, path + ".wal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return engine.Open(ctx, engine.Options{Path: path, AllowedDirs: []string{e.dir}})
+}
+
+// insert inserts the decoded batches into a fresh table t with Inserters
+// connections, one InsertArrow per batch. The database stays for native.
+func (e *Bench) insert(ctx context.Context) (StageResult, error) {
+	if len(e.records) == 0 {
+		if _, err := e.decode(); err != nil {
+			return StageResult{}, err
+		}
+	}
+	db, err := e.openBenchDB(ctx, "insert.duckdb")
+	if err != nil {
+		return StageResult{}, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return StageResult{}, err
+	}
+	ddl, err := createTableSQL("t", e.records[0].Schema())
+	if err == nil {
+		_, err = conn.Exec(ctx, ddl)
+	}
+	conn.Release()
+	if err != nil {
+		return StageResult{}, err
+	}
+	work := make(chan arrow.RecordBatch)
+	errs := make(chan error, e.cfg.Inserters)
+	var wg sync.WaitGroup
+	t := time.Now()
+	for range e.cfg.Inserters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				errs <- err
+				for range work {
+				}
+				return
+			}
+			defer conn.Release()
+			for rec := range work {
+				if err := insertRecord(ctx, conn, "t", rec); err != nil {
+					errs <- err
+					for range work {
+					}
+					return
+				}
+			}
+		}()
+	}
+	for _, r := range e.records {
+		work <- r
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Name: StageInsert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t)}, nil
+}
+
+// native times DuckDB copying the inserted table into another one.
+func (e *Bench) native(ctx context.Context) (StageResult, error) {
+	db, err := engine.Open(ctx, engine.Options{Path: filepath.Join(e.dir, "insert.duckdb"), AllowedDirs: []string{e.dir}})
+	if err != nil {
+		return StageResult{}, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return StageResult{}, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t2; CREATE TABLE t2 AS SELECT * FROM t LIMIT 0"); err != nil {
+		return StageResult{}, err
+	}
+	t := time.Now()
+	n, err := conn.Exec(ctx, "INSERT INTO t2 SELECT * FROM t")
+	if err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{Name: StageNative, Rows: n, Bytes: e.bytes, Duration: time.Since(t)}, nil
+}
+
+// pipeline runs the whole pipeline on the topic with a fresh group and
+// times it from the first delivered message to the last commit.
+func (e *Bench) pipeline(ctx context.Context) (StageResult, Report, error) {
+	path := filepath.Join(e.dir, "pipeline.duckdb")
+	for _, p := range []string{path, path + ".wal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return StageResult{}, Report{}, err
+		}
+	}
+	cfg := Config{
+		DBPath: path, Table: "bench", Message: e.md,
+		BatchRows: e.cfg.BatchRows, Decoders: e.cfg.Decoders, Inserters: e.cfg.Inserters,
+		// A short flush interval, so the last partial batch does not
+		// wait: the busy time is what is measured.
+		FlushInterval: 50 * time.Millisecond,
+		IdleExit:      time.Second, ReportInterval: -1, Logger: e.log,
+	}
+	if e.cfg.Normalize {
+		cfg.Normalize = BenchNormalize
+	}
+	p, err := New(cfg)
+	if err != nil {
+		return StageResult{}, Report{}, err
+	}
+	src, err := e.cfg.NewSource(e.brokers, e.topic, fmt.Sprintf("%s-%d", e.topic, time.Now().UnixNano()))
+	if err != nil {
+		return StageResult{}, Report{}, err
+	}
+	rep, err := p.Run(ctx, src)
+	if err != nil {
+		return StageResult{}, rep, err
+	}
+	if rep.Records != int64(len(e.values)) {
+		return StageResult{}, rep, fmt.Errorf("pipeline committed %d of %d messages", rep.Records, len(e.values))
+	}
+	d := rep.lastCommit.Sub(rep.firstDelivery)
+	// Rates over the busy time, not the group join and idle exit.
+	rep.Duration = d
+	rep.RecordsPerSecond = float64(rep.Records) / d.Seconds()
+	rep.TotalRowsPerSecond = float64(rep.Records+rep.NormRecords) / d.Seconds()
+	rep.TransferRate = float64(rep.Bytes) / d.Seconds()
+	return StageResult{Name: StagePipeline, Rows: rep.Records, Bytes: rep.Bytes, Duration: d}, rep, nil
+}

@@ -1,0 +1,215 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/quiverdata/quiver/lake"
+)
+
+// Names of the columns the pipeline adds to every main and normalized row,
+// and of its bookkeeping tables.
+const (
+	// ColPartition is the Kafka partition a row came from (INTEGER).
+	ColPartition = "_partition"
+	// ColOffset is the Kafka offset a row came from (BIGINT). With
+	// ColPartition it identifies the message: no two main rows share both.
+	ColOffset = "_offset"
+	// ColTimestamp is the Kafka record timestamp (TIMESTAMPTZ).
+	ColTimestamp = "_timestamp"
+	// OffsetsTable is the append-only log of committed positions: the
+	// position of a partition is max(next_offset) over its rows.
+	OffsetsTable = "_quiver_offsets"
+	// SegmentTable holds the live file's segment id and opening time.
+	SegmentTable = "_quiver_segment"
+)
+
+// DefaultBatchRows is DuckDB's row group size, the smallest batch that
+// inserts at full speed.
+const DefaultBatchRows = 122_880
+
+// ErrConfig wraps every error Validate returns, so a command line can
+// report them as usage errors.
+var ErrConfig = errors.New("invalid ingest configuration")
+
+// Config configures a Pipeline. Zero values take the defaults noted on each
+// field; New validates it.
+type Config struct {
+	// DBPath is the live DuckDB file. Required.
+	DBPath string
+	// Table receives one row per decoded message. Required.
+	Table string
+	// Message is the Protobuf message type the values hold. Required.
+	Message protoreflect.MessageDescriptor
+
+	// Normalize is a normalizer spec (see protoarrow.WithNormalizer); when
+	// set, a flat projection goes to NormTable in the same transaction.
+	Normalize string
+	// NormTable defaults to Table + "_norm".
+	NormTable string
+	// DeadLetterTable receives messages that fail to decode; it defaults
+	// to Table + "_dead_letters".
+	DeadLetterTable string
+
+	// BatchRows is the messages per batch (DefaultBatchRows).
+	BatchRows int
+	// FlushInterval cuts a batch that has waited this long for more
+	// messages (2s).
+	FlushInterval time.Duration
+	// Decoders is the decode concurrency (GOMAXPROCS).
+	Decoders int
+	// Inserters is the number of DuckDB insert connections (2).
+	Inserters int
+	// QueueMessages caps the messages accepted but not yet decoded
+	// (BatchRows × (Decoders+1)); at least BatchRows.
+	QueueMessages int
+	// QueueBatches caps the decoded batches waiting for an inserter (4).
+	QueueBatches int
+
+	// ExportDir enables rotation and Parquet export when set.
+	ExportDir string
+	// Rotate says when the live file rotates; it needs ExportDir. With
+	// ExportDir and a zero policy, files rotate at 4 GiB or 1 hour.
+	Rotate lake.Policy
+	// PartitionBy is the hive layout of Table's Parquet files
+	// (lake.DefaultPartition when nil; an empty non-nil slice means none).
+	PartitionBy []lake.PartitionKey
+	// NormPartitionBy is the layout of NormTable's files (as PartitionBy).
+	NormPartitionBy []lake.PartitionKey
+	// RowGroupSize is the Parquet row group size (lake.DefaultRowGroupSize).
+	RowGroupSize int
+
+	// DiskCeiling pauses consumption while the live file, sealed files and
+	// export tree take this many bytes (0: no ceiling).
+	DiskCeiling int64
+	// MinFreeDisk pauses consumption while the file system holding the
+	// database has less free space (0: no floor).
+	MinFreeDisk int64
+
+	// ReportInterval is how often a report is logged (10s; <0: never).
+	ReportInterval time.Duration
+	// OnReport, if set, receives every periodic report.
+	OnReport func(Report)
+	// IdleExit stops the pipeline cleanly once no message has arrived for
+	// this long (0: never).
+	IdleExit time.Duration
+	// ShutdownTimeout bounds the drain after the source stops, and the
+	// wait for a running export (30s).
+	ShutdownTimeout time.Duration
+
+	// Threads and MemoryLimit are passed to DuckDB (0/"": its defaults).
+	Threads     int
+	MemoryLimit string
+
+	// Allocator builds the decoded Arrow batches; nil means Go memory.
+	Allocator memory.Allocator
+	// Logger receives the pipeline's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with defaults filled in and paths made absolute.
+func (c Config) withDefaults() (Config, error) {
+	if c.BatchRows <= 0 {
+		c.BatchRows = DefaultBatchRows
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = 2 * time.Second
+	}
+	if c.Decoders <= 0 {
+		c.Decoders = runtime.GOMAXPROCS(0)
+	}
+	if c.Inserters <= 0 {
+		c.Inserters = 2
+	}
+	if c.QueueMessages <= 0 {
+		c.QueueMessages = c.BatchRows * (c.Decoders + 1)
+	}
+	if c.QueueBatches <= 0 {
+		c.QueueBatches = 4
+	}
+	if c.Normalize != "" && c.NormTable == "" {
+		c.NormTable = c.Table + "_norm"
+	}
+	if c.DeadLetterTable == "" {
+		c.DeadLetterTable = c.Table + "_dead_letters"
+	}
+	if c.ExportDir != "" && !c.Rotate.Enabled() {
+		c.Rotate = lake.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
+	}
+	if c.PartitionBy == nil {
+		c.PartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)
+	}
+	if c.NormPartitionBy == nil {
+		c.NormPartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)
+	}
+	if c.RowGroupSize <= 0 {
+		c.RowGroupSize = lake.DefaultRowGroupSize
+	}
+	if c.ReportInterval == 0 {
+		c.ReportInterval = 10 * time.Second
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.NewGoAllocator()
+	}
+	var err error
+	if c.DBPath != "" {
+		if c.DBPath, err = filepath.Abs(c.DBPath); err != nil {
+			return c, fmt.Errorf("%w: --db: %v", ErrConfig, err)
+		}
+	}
+	if c.ExportDir != "" {
+		if c.ExportDir, err = filepath.Abs(c.ExportDir); err != nil {
+			return c, fmt.Errorf("%w: --export-dir: %v", ErrConfig, err)
+		}
+	}
+	return c, nil
+}
+
+// validate reports the first problem with a defaulted config.
+func (c Config) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:"):
+		return bad("a database file is required (rotation and crash recovery need one)")
+	case c.Table == "":
+		return bad("a table name is required")
+	case c.Message == nil:
+		return bad("a message type is required")
+	case strings.HasPrefix(c.Table, "_quiver"):
+		return bad("table name %q is reserved", c.Table)
+	case c.NormTable == c.Table || c.DeadLetterTable == c.Table || (c.NormTable != "" && c.NormTable == c.DeadLetterTable):
+		return bad("the main, normalized and dead-letter tables must have different names")
+	case c.QueueMessages < c.BatchRows:
+		return bad("queue of %d messages cannot hold one batch of %d", c.QueueMessages, c.BatchRows)
+	case c.Rotate.Enabled() && c.ExportDir == "":
+		return bad("rotation needs an export directory for the rotated files")
+	case c.Rotate.MaxBytes < 0 || c.Rotate.MaxAge < 0 || c.DiskCeiling < 0 || c.MinFreeDisk < 0:
+		return bad("sizes and durations cannot be negative")
+	}
+	if fi, err := os.Stat(filepath.Dir(c.DBPath)); err != nil || !fi.IsDir() {
+		return bad("directory of database %s does not exist", c.DBPath)
+	}
+	if c.ExportDir != "" {
+		if rel, err := filepath.Rel(c.ExportDir, c.DBPath); err == nil && !strings.HasPrefix(rel, "..") {
+			return bad("the database cannot live inside the export directory")
+		}
+	}
+	return nil
+}

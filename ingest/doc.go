@@ -1,0 +1,77 @@
+// Package ingest is quiver's streaming pipeline: messages from a [Source]
+// (Kafka, in package ingest/kafka) are decoded from Protobuf into Arrow,
+// batched, and inserted into DuckDB exactly once; the live DuckDB file
+// rotates and its rows move to Parquet (package lake).
+//
+// # Stages
+//
+//	source ──chunks──▶ batcher ──jobs──▶ decoders ×D ──records──▶ sequencer ──▶ inserters ×I
+//	                                                                 │
+//	                                                     rotation + export (lake)
+//
+// The source delivers runs of messages per partition, in offset order. The
+// batcher cuts them into numbered batches of Config.BatchRows messages (or
+// fewer after Config.FlushInterval). D decoders turn whole batches into Arrow
+// records in parallel: the main record (one row per message plus the
+// metadata columns _partition, _offset and _timestamp), the optional
+// normalized record, and the dead letters. The sequencer hands records to
+// I inserters in batch order. Each inserter opens a transaction, inserts its
+// records columnar (one INSERT … SELECT over an Arrow scan per table), appends
+// the batch's offsets, waits until the previous batch has committed, and
+// commits. Queues between the stages are bounded, so a backlog in Kafka
+// never grows memory: the source simply waits.
+//
+// # Tables
+//
+// In the live file (Config.DBPath):
+//
+//	<table>                one row per decoded message: the message's fields
+//	                       (STRUCT, LIST and MAP for nested ones), then
+//	                       _partition INTEGER, _offset BIGINT and
+//	                       _timestamp TIMESTAMPTZ (the Kafka record's)
+//	<table>_norm           the normalizer's flat rows, with the same three
+//	                       columns (Config.Normalize)
+//	<table>_dead_letters   topic, partition, offset, timestamp, raw BLOB,
+//	                       error: messages that failed to decode
+//	_quiver_offsets        topic, partition, next_offset, committed_at
+//	_quiver_segment        the file's segment id and opening time
+//
+// (_partition, _offset) identifies a message: a query counting distinct
+// pairs over the live file, sealed files and Parquet checks exactly-once.
+//
+// # Exactly once
+//
+// The offsets table _quiver_offsets (topic, partition, next_offset,
+// committed_at) lives in the same DuckDB file as the rows and is written in
+// the same transaction, so DuckDB's atomic commit makes the rows of a
+// batch and the position after them durable together, or neither. Batches
+// commit strictly in order, so the committed state is always a prefix of
+// what the source delivered, and the stored position of a partition is the
+// largest next_offset recorded for it. The table is append-only because
+// concurrent transactions may append but would conflict updating one row.
+//
+// On start, and whenever a consumer-group member is assigned partitions,
+// consumption resumes at the stored position (or Kafka's committed offset
+// when that is further along, which happens when another member, with its
+// own database, consumed the partition meanwhile). Kafka's committed offsets
+// are only a courtesy written after DuckDB commits. A kill -9 at any moment
+// therefore loses nothing and duplicates nothing: uncommitted work is rolled
+// back by DuckDB and consumed again.
+//
+// Rotation keeps this true. The live file is checkpointed, closed and
+// renamed into the sealed directory in one atomic step; the new live file's
+// first transaction creates the tables and carries forward the largest
+// offsets of every sealed file still on disk. Export to Parquet deletes a
+// sealed file only once its Parquet files are in place, and is redone
+// idempotently after a crash (see package lake). Every row is thus in
+// exactly one of: the live file, a sealed file, or Parquet.
+//
+// Across several processes sharing a consumer group, each with its own
+// database, a partition handed over in an orderly rebalance is flushed,
+// committed to DuckDB and then to Kafka before the handover, so the next
+// owner starts exactly after it. A process killed between its DuckDB commit
+// and its Kafka commit while its partitions move to another process can
+// make that process consume the last batch again; the _partition and
+// _offset columns identify such rows. Static membership (a stable instance
+// id) makes a restarted process get its partitions back instead.
+package ingest

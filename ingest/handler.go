@@ -1,0 +1,103 @@
+package ingest
+
+import (
+	"context"
+	"time"
+)
+
+// handler is the pipeline as its Source sees it.
+type handler struct{ p *Pipeline }
+
+func (h handler) Ready(ctx context.Context) error {
+	for {
+		h.p.pauseMu.Lock()
+		paused, resumed := h.p.paused.Load(), h.p.resumed
+		h.p.pauseMu.Unlock()
+		if err := context.Cause(h.p.stop); err != nil {
+			return err
+		}
+		if !paused {
+			return ctx.Err()
+		}
+		select {
+		case <-resumed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.p.stop.Done():
+		}
+	}
+}
+
+func (h handler) Deliver(ctx context.Context, chunks []Chunk) error {
+	n := 0
+	for _, c := range chunks {
+		n += len(c.Messages)
+	}
+	if n == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	h.p.lastMsg.Store(now)
+	h.p.firstMsg.CompareAndSwap(0, now)
+	if err := h.p.budget.acquire(ctx, h.p.stop, n); err != nil {
+		return err
+	}
+	h.p.inMu.RLock()
+	defer h.p.inMu.RUnlock()
+	if h.p.inClosed {
+		h.p.budget.release(n)
+		return errStopped
+	}
+	select {
+	case h.p.in <- inItem{chunks: chunks}:
+		return nil
+	case <-ctx.Done():
+		h.p.budget.release(n)
+		return ctx.Err()
+	case <-h.p.stop.Done():
+		h.p.budget.release(n)
+		return context.Cause(h.p.stop)
+	}
+}
+
+func (h handler) Stored(topic string, partition int32) (int64, bool) {
+	return h.p.store.stored(topic, partition)
+}
+
+func (h handler) Flush(ctx context.Context) (Offsets, error) {
+	reply := make(chan uint64, 1)
+	if err := h.send(ctx, inItem{flush: reply}); err != nil {
+		return nil, err
+	}
+	var seq uint64
+	select {
+	case seq = <-reply:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.p.stop.Done():
+		return nil, context.Cause(h.p.stop)
+	}
+	if err := h.p.seq.wait(ctx, seq); err != nil {
+		return nil, err
+	}
+	return h.p.store.committedOffsets(), nil
+}
+
+func (h handler) Committed() Offsets { return h.p.store.committedOffsets() }
+
+// send puts a control item on the input.
+func (h handler) send(ctx context.Context, it inItem) error {
+	h.p.inMu.RLock()
+	defer h.p.inMu.RUnlock()
+	if h.p.inClosed {
+		return errStopped
+	}
+	select {
+	case h.p.in <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-h.p.stop.Done():
+		return context.Cause(h.p.stop)
+	}
+}

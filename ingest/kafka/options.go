@@ -1,0 +1,133 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Opt configures a Source.
+type Opt func(*cfg)
+
+// cfg is what the options set; New validates it.
+type cfg struct {
+	brokers        []string
+	topic          string
+	group          string
+	clients        int
+	instanceID     string
+	start          string
+	maxPollRecords int
+	fetchMaxBytes  int32
+	commitInterval time.Duration
+	sessionTimeout time.Duration
+	log            *slog.Logger
+	extra          []kgo.Opt
+}
+
+// Brokers sets the seed brokers, HOST:PORT each. Required.
+func Brokers(addrs ...string) Opt {
+	return func(c *cfg) {
+		for _, a := range addrs {
+			for _, s := range strings.Split(a, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					c.brokers = append(c.brokers, s)
+				}
+			}
+		}
+	}
+}
+
+// Topic sets the topic to consume. Required.
+func Topic(t string) Opt { return func(c *cfg) { c.topic = t } }
+
+// Group sets the consumer group. Required.
+func Group(g string) Opt { return func(c *cfg) { c.group = g } }
+
+// Clients sets how many group members this process runs (1). They share
+// the pipeline and its database, so partitions moving among them never
+// repeat or skip a message.
+func Clients(n int) Opt { return func(c *cfg) { c.clients = n } }
+
+// InstanceID turns on static membership: a member that restarts within the
+// session timeout gets its partitions back without a rebalance. With
+// several clients, each gets the id with "-<n>" appended.
+func InstanceID(id string) Opt { return func(c *cfg) { c.instanceID = id } }
+
+// StartOffset says where a partition with no stored or committed offset
+// starts: "earliest" (the default) or "latest".
+func StartOffset(s string) Opt { return func(c *cfg) { c.start = s } }
+
+// MaxPollRecords caps the records one poll hands to the pipeline (10,000).
+func MaxPollRecords(n int) Opt { return func(c *cfg) { c.maxPollRecords = n } }
+
+// FetchMaxBytes caps one fetch response (franz-go's default when 0). With
+// MaxPollRecords and the pipeline's queue it bounds buffered memory.
+func FetchMaxBytes(n int32) Opt { return func(c *cfg) { c.fetchMaxBytes = n } }
+
+// CommitInterval is how often DuckDB's committed offsets are copied to
+// Kafka (1s).
+func CommitInterval(d time.Duration) Opt { return func(c *cfg) { c.commitInterval = d } }
+
+// SessionTimeout is how long the group waits for a silent member before
+// moving its partitions (franz-go's 45s when 0).
+func SessionTimeout(d time.Duration) Opt { return func(c *cfg) { c.sessionTimeout = d } }
+
+// Logger sets the logger; nil means slog.Default().
+func Logger(l *slog.Logger) Opt { return func(c *cfg) { c.log = l } }
+
+// ClientOpts adds franz-go options (TLS, SASL, timeouts) to every client.
+func ClientOpts(opts ...kgo.Opt) Opt { return func(c *cfg) { c.extra = append(c.extra, opts...) } }
+
+// validate fills defaults and checks the configuration.
+func (c *cfg) validate() error {
+	if c.clients == 0 {
+		c.clients = 1
+	}
+	if c.start == "" {
+		c.start = "earliest"
+	}
+	if c.maxPollRecords <= 0 {
+		c.maxPollRecords = 10_000
+	}
+	if c.commitInterval <= 0 {
+		c.commitInterval = time.Second
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	switch {
+	case len(c.brokers) == 0:
+		return errors.New("no brokers given")
+	case c.topic == "":
+		return errors.New("no topic given")
+	case c.group == "":
+		return errors.New("no consumer group given")
+	case c.clients < 0 || c.clients > 256:
+		return fmt.Errorf("clients must be 1..256, got %d", c.clients)
+	case c.start != "earliest" && c.start != "latest":
+		return fmt.Errorf("start offset must be earliest or latest, got %q", c.start)
+	case c.sessionTimeout < 0:
+		return errors.New("session timeout cannot be negative")
+	case c.fetchMaxBytes < 0:
+		return errors.New("fetch max bytes cannot be negative")
+	}
+	for _, b := range c.brokers {
+		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 {
+			return fmt.Errorf("broker %q is not HOST:PORT", b)
+		}
+	}
+	return nil
+}
+
+// resetOffset is where a partition without a position starts.
+func (c *cfg) resetOffset() kgo.Offset {
+	if c.start == "latest" {
+		return kgo.NewOffset().AtEnd()
+	}
+	return kgo.NewOffset().AtStart()
+}

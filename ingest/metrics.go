@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// The pipeline's metrics, registered with the default Prometheus registry.
+// The rates and file gauges mirror the report (see Report).
+var (
+	recordsTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_records_total",
+		Help: "Main-table rows committed (one per decoded message).",
+	})
+	normRecordsTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_norm_records_total",
+		Help: "Normalized-table rows committed.",
+	})
+	deadLettersTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_dead_letters_total",
+		Help: "Messages that failed to decode, committed to the dead-letter table.",
+	})
+	bytesTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_bytes_total",
+		Help: "Message payload bytes committed.",
+	})
+	batchesTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_batches_total",
+		Help: "Batches committed.",
+	})
+	decodeSeconds = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quiver_ingest_decode_duration_seconds",
+		Help:    "Time to decode one batch into Arrow.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+	})
+	commitSeconds = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quiver_ingest_commit_duration_seconds",
+		Help:    "Time to insert and commit one batch, waiting for its turn included.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+	})
+	queuedMessages = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_queued_messages",
+		Help: "Messages accepted from the source and not yet decoded.",
+	})
+	pausedGauge = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_paused",
+		Help: "1 while consumption is paused by the disk guard.",
+	})
+	recordsPerSecond = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_records_per_second",
+		Help: "Main rows per second since start (the report's records_per_second).",
+	})
+	totalRowsPerSecond = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_total_rows_per_second",
+		Help: "Main and normalized rows per second since start.",
+	})
+	transferRate = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_transfer_rate_bytes_per_second",
+		Help: "Payload bytes per second since start.",
+	})
+	duckdbFiles = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_duckdb_files_total",
+		Help: "DuckDB files rotated out.",
+	})
+	duckdbFileBytes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_duckdb_files_bytes_total",
+		Help: "Size of the DuckDB files rotated out.",
+	})
+	fileAvgDuration = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_file_avg_duration_seconds",
+		Help: "Average time a rotated DuckDB file was live.",
+	})
+	nextOffset = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_ingest_next_offset",
+		Help: "Next offset to consume per partition, as committed to DuckDB.",
+	}, []string{"topic", "partition"})
+)

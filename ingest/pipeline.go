@@ -1,0 +1,409 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quiverdata/quiver/lake"
+)
+
+// idleGrace is the least time IdleExit waits for the first message.
+const idleGrace = 10 * time.Second
+
+// errStopped is returned to a source that calls the pipeline after its
+// Run returned.
+var errStopped = errors.New("pipeline stopped")
+
+// errIdle ends a run that saw no message for Config.IdleExit.
+var errIdle = errors.New("no message for the idle-exit interval")
+
+// Pipeline moves messages from a Source into DuckDB (see the package
+// documentation). Build it with New and run it once with Run.
+type Pipeline struct {
+	cfg     Config
+	log     *slog.Logger
+	schemas schemas
+
+	// Set up by Run.
+	store      *store
+	rotator    *rotator
+	seq        *sequencer
+	budget     *budget
+	in         chan inItem
+	inMu       sync.RWMutex // held to send on in; closing takes it exclusively
+	inClosed   bool
+	stop       context.Context // done once a stage has failed
+	fail       context.CancelCauseFunc
+	start      time.Time
+	lastMsg    atomic.Int64 // unix nanos of the last delivery
+	firstMsg   atomic.Int64 // unix nanos of the first delivery
+	lastCommit atomic.Int64 // unix nanos of the last commit
+	paused     atomic.Bool
+	resumed    chan struct{} // closed and replaced when a pause ends
+	pauseMu    sync.Mutex
+	clients    int
+	records    atomic.Int64
+	norm       atomic.Int64
+	dead       atomic.Int64
+	bytes      atomic.Int64
+	runCalls   atomic.Int32
+}
+
+// New validates cfg and returns a pipeline. It compiles the decode plan
+// once to check the message type and the normalizer spec.
+func New(cfg Config) (*Pipeline, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	sc, err := newSchemas(cfg.Message, cfg.Normalize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if sc.norm == nil {
+		cfg.NormTable = ""
+	}
+	return &Pipeline{cfg: cfg, log: cfg.Logger.With("component", "ingest"), schemas: sc}, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Run opens the database, recovers from any earlier crash, and moves
+// messages from src until ctx is done, the source fails, or the pipeline
+// is idle for Config.IdleExit. It then drains: everything delivered is
+// committed, and a running export gets Config.ShutdownTimeout to finish.
+// It returns the final report, and the first error that stopped the run
+// (nil when ctx ended it).
+func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
+	if p.runCalls.Add(1) > 1 {
+		return Report{}, errors.New("run pipeline: Run may be called only once")
+	}
+	p.start = time.Now()
+	if cc, ok := src.(ClientCounter); ok {
+		p.clients = cc.Clients()
+	} else {
+		p.clients = 1
+	}
+	st, err := openStore(ctx, &p.cfg, p.schemas)
+	if err != nil {
+		return p.report(), err
+	}
+	p.store = st
+	defer func() {
+		if err := st.close(); err != nil {
+			p.log.Error("close database", "err", err)
+		}
+	}()
+	if err := p.setupRotation(ctx); err != nil {
+		return p.report(), err
+	}
+
+	p.seq = newSequencer()
+	p.budget = newBudget(p.cfg.QueueMessages)
+	p.in = make(chan inItem, 64)
+	p.resumed = make(chan struct{})
+	p.lastMsg.Store(time.Now().UnixNano())
+	stop, fail := context.WithCancelCause(context.Background())
+	defer fail(nil)
+	p.stop, p.fail = stop, fail
+
+	// Stages: they stop when their input closes (a drain) or when stop is
+	// done (a failure, or a drain that overran the shutdown timeout).
+	jobs := make(chan *batchJob, p.cfg.Decoders)
+	recs := make(chan *decoded, p.cfg.Decoders)
+	work := make(chan *decoded, p.cfg.QueueBatches)
+	var stages sync.WaitGroup
+	goStage := func(name string, fn func() error) {
+		stages.Add(1)
+		go func() {
+			defer stages.Done()
+			if err := fn(); err != nil && stop.Err() == nil {
+				p.log.Error("stage failed", "stage", name, "err", err)
+				p.seq.fail(err)
+				fail(fmt.Errorf("%s: %w", name, err))
+			}
+		}()
+	}
+	b := &batcher{size: p.cfg.BatchRows, linger: p.cfg.FlushInterval, in: p.in, out: jobs}
+	goStage("batcher", func() error { return b.run(stop) })
+	var decoders sync.WaitGroup
+	for range p.cfg.Decoders {
+		decoders.Add(1)
+		goStage("decoder", func() error {
+			defer decoders.Done()
+			return p.decodeLoop(stop, jobs, recs)
+		})
+	}
+	go func() { decoders.Wait(); close(recs) }()
+	goStage("sequencer", func() error { return p.feedLoop(stop, recs, work) })
+	for range p.cfg.Inserters {
+		goStage("inserter", func() error { return p.insertLoop(stop, work) })
+	}
+
+	// Helpers that only watch: they stop with aux.
+	aux, stopAux := context.WithCancel(context.Background())
+	var helpers sync.WaitGroup
+	goHelper := func(fn func(context.Context)) {
+		helpers.Add(1)
+		go func() { defer helpers.Done(); fn(aux) }()
+	}
+	exportCtx, stopExports := context.WithCancel(context.Background())
+	var exports sync.WaitGroup
+	if p.rotator.exporter != nil {
+		exports.Add(1)
+		go func() { defer exports.Done(); p.rotator.runExports(exportCtx) }()
+	}
+	srcCtx, stopSrc := context.WithCancelCause(ctx)
+	defer stopSrc(nil)
+	go func() {
+		select {
+		case <-stop.Done():
+			stopSrc(context.Cause(stop))
+		case <-srcCtx.Done():
+		}
+	}()
+	goHelper(p.reportLoop)
+	if g := p.diskGuard(); g.Enabled() {
+		p.checkDisk(g)
+		goHelper(p.diskLoop)
+	}
+	if p.cfg.IdleExit > 0 {
+		goHelper(func(ctx context.Context) { p.idleLoop(ctx, stopSrc) })
+	}
+
+	p.log.Info("ingest started", "table", p.cfg.Table, "batch_rows", p.cfg.BatchRows, "decoders", p.cfg.Decoders,
+		"inserters", p.cfg.Inserters, "queue_messages", p.cfg.QueueMessages, "export_dir", p.cfg.ExportDir)
+	srcErr := src.Run(srcCtx, handler{p})
+
+	// Drain what was delivered, within the shutdown timeout.
+	p.inMu.Lock()
+	p.inClosed = true
+	close(p.in)
+	p.inMu.Unlock()
+	drained := make(chan struct{})
+	go func() { stages.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(p.cfg.ShutdownTimeout):
+		p.log.Warn("drain took longer than the shutdown timeout; abandoning uncommitted batches (they will be consumed again)")
+		fail(errors.New("shutdown timeout"))
+		<-drained
+	}
+	p.discard(jobs, recs, work)
+	stopAux()
+	helpers.Wait()
+	if p.rotator.exporter != nil {
+		wctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+		if !p.rotator.waitIdle(wctx) {
+			p.log.Warn("export still running at shutdown; it will be redone on the next start")
+		}
+		cancel()
+	}
+	stopExports()
+	exports.Wait()
+
+	rep := p.report()
+	if cause := context.Cause(stop); cause != nil && !errors.Is(cause, context.Canceled) {
+		return rep, cause
+	}
+	if srcErr != nil && !errors.Is(srcErr, context.Canceled) && !errors.Is(srcErr, errIdle) &&
+		!errors.Is(context.Cause(srcCtx), errIdle) && ctx.Err() == nil {
+		return rep, fmt.Errorf("source: %w", srcErr)
+	}
+	return rep, nil
+}
+
+// setupRotation prepares the exporter, checks the partition keys, and
+// queues sealed files left by an earlier run.
+func (p *Pipeline) setupRotation(ctx context.Context) error {
+	var ex *lake.Exporter
+	if p.cfg.ExportDir != "" {
+		tables := []lake.Table{{Name: p.cfg.Table, Partition: p.cfg.PartitionBy}}
+		if p.cfg.NormTable != "" {
+			tables = append(tables, lake.Table{Name: p.cfg.NormTable, Partition: p.cfg.NormPartitionBy})
+		}
+		tables = append(tables, lake.Table{Name: p.cfg.DeadLetterTable, Partition: mustPartition(deadLetterPartition)})
+		var err error
+		ex, err = lake.NewExporter(lake.ExportConfig{
+			Dir: p.cfg.ExportDir, Tables: tables, RowGroupSize: p.cfg.RowGroupSize,
+			Logger: p.cfg.Logger.With("component", "lake.exporter"),
+		})
+		if err != nil {
+			return err
+		}
+		conn, err := p.store.conn(ctx)
+		if err != nil {
+			return err
+		}
+		err = ex.Validate(ctx, conn)
+		conn.Release()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	p.rotator = newRotator(p.store, ex, p.cfg.Rotate, p.cfg.Logger)
+	sealed, err := lake.Sealed(p.cfg.DBPath)
+	if err != nil {
+		return err
+	}
+	if ex == nil {
+		if len(sealed) > 0 {
+			p.log.Warn("sealed database files wait for export, but no export directory is set", "count", len(sealed))
+		}
+		return nil
+	}
+	if err := ex.Recover(sealed); err != nil {
+		return err
+	}
+	if len(sealed) > 0 {
+		p.log.Info("exporting sealed files left by an earlier run", "count", len(sealed))
+	}
+	p.rotator.enqueue(sealed...)
+	return nil
+}
+
+// deadLetterPartition lays dead letters out by the day of their Kafka
+// timestamp, like the default for the other tables.
+const deadLetterPartition = `dt=strftime("timestamp", '%Y-%m-%d')`
+
+func mustPartition(spec string) []lake.PartitionKey {
+	k, err := lake.ParsePartitionSpec(spec)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// decodeLoop decodes batches until jobs closes.
+func (p *Pipeline) decodeLoop(ctx context.Context, jobs <-chan *batchJob, out chan<- *decoded) error {
+	bd, err := newBatchDecoder(p.cfg.Message, p.cfg.Normalize, p.cfg.Allocator)
+	if err != nil {
+		return err
+	}
+	defer bd.release()
+	for job := range jobs {
+		t := time.Now()
+		d := bd.decode(job)
+		decodeSeconds.Observe(time.Since(t).Seconds())
+		p.budget.release(job.msgs)
+		select {
+		case out <- d:
+		case <-ctx.Done():
+			d.release()
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// feedLoop hands decoded batches to the inserters in batch order, and
+// rotates the live file between batches when it is due.
+func (p *Pipeline) feedLoop(ctx context.Context, in <-chan *decoded, out chan<- *decoded) error {
+	defer close(out)
+	next := uint64(1)
+	pending := map[uint64]*decoded{}
+	defer func() {
+		for _, d := range pending {
+			d.release()
+		}
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case d, ok := <-in:
+			if !ok {
+				return nil
+			}
+			pending[d.seq] = d
+			for {
+				d, ok := pending[next]
+				if !ok {
+					break
+				}
+				if err := p.maybeRotate(ctx, next-1); err != nil {
+					return err
+				}
+				delete(pending, next)
+				select {
+				case out <- d:
+				case <-ctx.Done():
+					d.release()
+					return context.Cause(ctx)
+				}
+				next++
+			}
+		case <-tick.C:
+			if err := p.maybeRotate(ctx, next-1); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// maybeRotate rotates the live file when due, once every batch up to
+// emitted has committed, so no inserter holds a connection.
+func (p *Pipeline) maybeRotate(ctx context.Context, emitted uint64) error {
+	if !p.rotator.due() {
+		return nil
+	}
+	if err := p.seq.wait(ctx, emitted); err != nil {
+		return err
+	}
+	return p.rotator.rotate(ctx)
+}
+
+// insertLoop commits batches until work closes.
+func (p *Pipeline) insertLoop(ctx context.Context, work <-chan *decoded) error {
+	for d := range work {
+		t := time.Now()
+		err := p.store.commit(ctx, d, func(ctx context.Context) error { return p.seq.wait(ctx, d.seq-1) })
+		if err != nil {
+			d.release()
+			return err
+		}
+		commitSeconds.Observe(time.Since(t).Seconds())
+		main, norm, dead := d.rows(d.main), d.rows(d.norm), d.rows(d.dead)
+		d.release()
+		p.records.Add(main)
+		p.norm.Add(norm)
+		p.dead.Add(dead)
+		p.bytes.Add(d.bytes)
+		recordsTotal.Add(float64(main))
+		normRecordsTotal.Add(float64(norm))
+		deadLettersTotal.Add(float64(dead))
+		bytesTotal.Add(float64(d.bytes))
+		batchesTotal.Inc()
+		for t, ps := range d.offsets {
+			for part, n := range ps {
+				nextOffset.WithLabelValues(t, fmt.Sprint(part)).Set(float64(n))
+			}
+		}
+		p.lastCommit.Store(time.Now().UnixNano())
+		p.seq.finish(d.seq)
+	}
+	return nil
+}
+
+// discard releases whatever a failed run left in the queues.
+func (p *Pipeline) discard(jobs chan *batchJob, recs, work chan *decoded) {
+	for range jobs {
+	}
+	for d := range recs {
+		d.release()
+	}
+	for d := range work {
+		d.release()
+	}
+}

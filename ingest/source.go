@@ -1,0 +1,43 @@
+package ingest
+
+import "context"
+
+// Source feeds a Pipeline. Package ingest/kafka has the Kafka one.
+type Source interface {
+	// Run consumes until ctx is done or consumption fails, handing every
+	// message to h. Before it returns after ctx is done it should
+	// h.Flush, so that everything delivered is committed, and then record
+	// h.Committed() wherever it keeps positions of its own.
+	//
+	// A source must resume each partition it starts consuming at
+	// h.Stored, when that is set, and never deliver a message twice
+	// within one Run.
+	Run(ctx context.Context, h Handler) error
+}
+
+// Handler is the pipeline side a Source talks to. Its methods are safe for
+// concurrent use.
+type Handler interface {
+	// Ready blocks while the pipeline is paused (the disk is too full) and
+	// returns an error once the pipeline has failed or ctx is done. Call
+	// it before fetching more messages.
+	Ready(ctx context.Context) error
+	// Deliver hands over chunks. It blocks while the pipeline's queues are
+	// full and fails once the pipeline has failed or ctx is done. Chunks
+	// of one partition must arrive in offset order without gaps in what
+	// was consumed.
+	Deliver(ctx context.Context, chunks []Chunk) error
+	// Stored returns the next offset DuckDB holds for a partition, if any.
+	Stored(topic string, partition int32) (int64, bool)
+	// Flush commits everything delivered so far and returns the committed
+	// offsets. Call it before giving up partitions.
+	Flush(ctx context.Context) (Offsets, error)
+	// Committed returns the offsets committed to DuckDB so far.
+	Committed() Offsets
+}
+
+// ClientCounter is implemented by sources that consume with several
+// clients, for the report's kafka_clients line.
+type ClientCounter interface {
+	Clients() int
+}

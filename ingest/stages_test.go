@@ -1,0 +1,159 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func msgs(from, n int) []Message {
+	out := make([]Message, n)
+	for i := range out {
+		out[i] = Message{Offset: int64(from + i), Value: []byte{byte(i)}}
+	}
+	return out
+}
+
+func TestBatcher_Cut(t *testing.T) {
+	in := make(chan inItem, 10)
+	out := make(chan *batchJob, 10)
+	b := &batcher{size: 100, linger: time.Hour, in: in, out: out}
+	done := make(chan error, 1)
+	go func() { done <- b.run(context.Background()) }()
+
+	in <- inItem{chunks: []Chunk{{Topic: "t", Partition: 0, Messages: msgs(0, 150)}, {Topic: "t", Partition: 1, Messages: msgs(500, 70)}}}
+	reply := make(chan uint64, 1)
+	in <- inItem{flush: reply}
+	if got := <-reply; got != 3 {
+		t.Errorf("flush: got last batch %d, want 3", got)
+	}
+	in <- inItem{chunks: []Chunk{{Topic: "t", Partition: 0, Messages: msgs(150, 5)}}}
+	close(in)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var got []*batchJob
+	for j := range out {
+		got = append(got, j)
+	}
+	want := []struct {
+		seq        uint64
+		msgs       int
+		next0, nxt int64 // next offsets of partitions 0 and 1 (-1: absent)
+	}{{1, 100, 100, -1}, {2, 100, 150, 550}, {3, 20, -1, 570}, {4, 5, 155, -1}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d batches, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		n0, ok0 := g.offsets.Get("t", 0)
+		n1, ok1 := g.offsets.Get("t", 1)
+		if !ok0 {
+			n0 = -1
+		}
+		if !ok1 {
+			n1 = -1
+		}
+		if g.seq != w.seq || g.msgs != w.msgs || n0 != w.next0 || n1 != w.nxt {
+			t.Errorf("batch %d: got seq %d, %d msgs, next %d/%d; want %+v", i, g.seq, g.msgs, n0, n1, w)
+		}
+	}
+}
+
+func TestBatcher_Linger(t *testing.T) {
+	in := make(chan inItem, 1)
+	out := make(chan *batchJob, 1)
+	b := &batcher{size: 100, linger: 30 * time.Millisecond, in: in, out: out}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.run(ctx)
+	in <- inItem{chunks: []Chunk{{Topic: "t", Messages: msgs(0, 3)}}}
+	select {
+	case j := <-out:
+		if j.msgs != 3 {
+			t.Errorf("got %d messages, want 3", j.msgs)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a partial batch was not cut after the flush interval")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := newBudget(10)
+	ctx := context.Background()
+	if err := b.acquire(ctx, ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- b.acquire(ctx, ctx, 5) }()
+	select {
+	case <-got:
+		t.Fatal("acquire over the cap did not wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.release(8)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	b.release(5)
+	// An oversized request passes when nothing is held.
+	if err := b.acquire(ctx, ctx, 25); err != nil {
+		t.Fatal(err)
+	}
+	stop, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("stage failed"))
+	if err := b.acquire(ctx, stop, 1); err == nil || err.Error() != "stage failed" {
+		t.Errorf("acquire after failure: got %v, want the failure", err)
+	}
+}
+
+func TestSequencer(t *testing.T) {
+	s := newSequencer()
+	ctx := context.Background()
+	if err := s.wait(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.wait(ctx, 2) }()
+	s.finish(1)
+	select {
+	case <-waited:
+		t.Fatal("wait(2) returned after 1 committed")
+	case <-time.After(30 * time.Millisecond):
+	}
+	s.finish(2)
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	go func() { waited <- s.wait(ctx, 5) }()
+	s.fail(errors.New("commit failed"))
+	if err := <-waited; err == nil {
+		t.Error("wait after fail: got nil")
+	}
+	if s.committed() != 2 {
+		t.Errorf("committed: got %d, want 2", s.committed())
+	}
+}
+
+func TestReport_WriteText(t *testing.T) {
+	r := Report{NumCPU: 60, OS: "linux", KafkaClients: 5, Records: 123_686_901, NormRecords: 122_212_452,
+		Bytes: 146_530_000_000, Start: time.Date(2025, 2, 24, 21, 6, 23, 0, time.UTC)}
+	r.finish(r.Start.Add(4*time.Minute + 59585*time.Millisecond))
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"records:                123_686_901.00\n",
+		"data_transferred:       146.53 GB\n",
+		"duration:               4m59.585s\n",
+		"records_per_second:     412_860.79\n",
+		"transfer_rate:          489.11 MB/second\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}

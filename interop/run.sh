@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# interop/run.sh — real clients against a real quiver (`make interop`).
+#
+#   1. builds bin/quiver;
+#   2. installs .venv from interop/python/requirements.txt (skipped while the
+#      requirements' hash matches .venv's stamp);
+#   3. resolves interop/java/pom.xml with Maven (offline while the pom's hash
+#      matches its stamp);
+#   4. installs Debian's mariadb-client when the mysql CLI is missing;
+#   5. makes a throw-away TLS certificate with openssl;
+#   6. starts two fresh servers on free loopback ports, each with a user: a
+#      plain one (Flight, MySQL, HTTP) and a TLS one (Flight only);
+#   7. runs the Python suite (pytest) and the Java suite (JUnit 5), both
+#      always, and stops the servers whatever happens.
+#
+# The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_USER,
+# QUIVER_PASSWORD, QUIVER_TLS_FLIGHT and QUIVER_TLS_CA.
+#
+# Environment: PYTHON (default python3), MVN (default mvn), PYTEST_ARGS and
+# MVN_ARGS (extra arguments, e.g. PYTEST_ARGS="-k ingest"), INTEROP_ONLY
+# (python or java, to run one suite).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+PYTHON=${PYTHON:-python3}
+MVN=${MVN:-mvn}
+venv=$root/.venv
+reqs=$root/interop/python/requirements.txt
+pom=$root/interop/java/pom.xml
+
+t0=$(date +%s)
+step() { echo; echo "== interop: $* ($(( $(date +%s) - t0 ))s)"; }
+die() { echo "interop: $*" >&2; exit 1; }
+fingerprint() { sha256sum | cut -c1-16; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/quiver-interop.XXXXXX")
+pids=()
+cleanup() {
+	local rc=$?
+	for pid in "${pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		# A server drains for at most a few seconds; then it is killed.
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ "$rc" -ne 0 ]; then
+		for log in "$work"/*.log; do
+			[ -f "$log" ] || continue
+			echo "--- last lines of $(basename "$log")"
+			tail -n 30 "$log"
+		done
+	fi
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step "build"
+${MAKE:-make} --no-print-directory build
+
+step "python environment"
+want=$({ cat "$reqs"; command -v "$PYTHON"; "$PYTHON" --version 2>&1; } | fingerprint)
+stamp=$venv/.interop-stamp
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	echo "installing $(basename "$reqs") into $venv"
+	"$PYTHON" -m venv --clear "$venv"
+	"$venv/bin/python" -m pip install --disable-pip-version-check -q --only-binary=:all: -r "$reqs"
+	echo "$want" > "$stamp"
+else
+	echo "$venv is up to date"
+fi
+
+if [ "${INTEROP_ONLY:-java}" = java ]; then
+	step "java dependencies"
+	command -v "$MVN" >/dev/null || die "maven ($MVN) is not installed: apt-get install maven"
+	mvn_stamp=$root/interop/java/target/.interop-stamp
+	mvn_want=$(fingerprint < "$pom")
+	mvn_mode=()
+	if [ "$(cat "$mvn_stamp" 2>/dev/null)" = "$mvn_want" ]; then
+		mvn_mode=(-o)
+		echo "using the local Maven repository (offline)"
+	else
+		# test-compile resolves the dependencies; surefire's JUnit provider
+		# is resolved by the first test run below, after which the stamp
+		# is written.
+		"$MVN" -B -q -ntp -f "$pom" test-compile
+	fi
+fi
+
+step "mysql client"
+if ! command -v mysql >/dev/null 2>&1; then
+	echo "installing mariadb-client"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null
+fi
+mysql --version
+
+step "tls certificate"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+	-addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+	-keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
+echo "self-signed certificate for 127.0.0.1 in $work/tls.crt"
+
+export QUIVER_USER=interop
+QUIVER_PASSWORD="interop-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+export QUIVER_PASSWORD
+
+# start_server NAME LAST ARGS... starts `quiver serve` with a user, waits
+# until it announces LAST, the last of its listeners (the server starts
+# them in the order flight, mysql, http), and sets addr_flight, addr_mysql
+# and addr_http from the lines it printed (empty when not announced).
+start_server() {
+	local name=$1 last=$2; shift 2
+	local log=$work/$name.log
+	bin/quiver serve --user "$QUIVER_USER" --password "$QUIVER_PASSWORD" --log-level warn "$@" 2>"$log" >&2 &
+	local pid=$!
+	pids+=("$pid")
+	addr_flight='' addr_mysql='' addr_http=''
+	for _ in $(seq 600); do
+		kill -0 "$pid" 2>/dev/null || die "server $name exited before it was ready (see its log below)"
+		if grep -q "^quiver: $last listening on " "$log"; then
+			addr_flight=$(sed -n 's/^quiver: flight listening on //p' "$log")
+			addr_mysql=$(sed -n 's/^quiver: mysql listening on //p' "$log")
+			addr_http=$(sed -n 's/^quiver: http listening on //p' "$log")
+			[ -n "$addr_flight" ] || die "server $name did not announce its flight listener"
+			echo "server $name (pid $pid): flight $addr_flight, mysql ${addr_mysql:-none}, http ${addr_http:-none}"
+			return 0
+		fi
+		sleep 0.1
+	done
+	die "server $name did not announce its $last listener within 60 s"
+}
+
+step "start servers"
+start_server plain http --db "$work/plain/interop.duckdb" --flight 127.0.0.1:0 --mysql 127.0.0.1:0 --http 127.0.0.1:0
+export QUIVER_FLIGHT=$addr_flight QUIVER_MYSQL=$addr_mysql QUIVER_HTTP=$addr_http
+if [ -z "$QUIVER_MYSQL" ]; then
+	echo "WARNING: quiver serve --mysql 127.0.0.1:0 announced no mysql listener (the MySQL-protocol" \
+		"endpoint is not live in this build); the PyMySQL, mysql CLI and Connector/J tests will fail" >&2
+fi
+start_server tls flight --db :memory: --flight 127.0.0.1:0 --mysql "" --http "" \
+	--tls-cert "$work/tls.crt" --tls-key "$work/tls.key"
+export QUIVER_TLS_FLIGHT=$addr_flight QUIVER_TLS_CA=$work/tls.crt
+
+failed=()
+if [ "${INTEROP_ONLY:-python}" = python ]; then
+	step "python suite (pytest)"
+	# shellcheck disable=SC2086
+	"$venv/bin/python" -m pytest -p no:cacheprovider -ra "$root/interop/python" ${PYTEST_ARGS:-} || failed+=(python)
+fi
+if [ "${INTEROP_ONLY:-java}" = java ]; then
+	step "java suite (JUnit 5)"
+	# shellcheck disable=SC2086
+	"$MVN" -B -ntp "${mvn_mode[@]}" -f "$pom" test ${MVN_ARGS:-} || failed+=(java)
+	# Every dependency and plugin has been resolved once the tests ran.
+	if [ -d "$root/interop/java/target/surefire-reports" ]; then
+		echo "$mvn_want" > "$mvn_stamp"
+	fi
+fi
+
+step "done"
+if [ "${#failed[@]}" -gt 0 ]; then
+	die "failed suites: ${failed[*]}"
+fi
+echo "interop: all suites passed"

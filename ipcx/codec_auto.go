@@ -1,0 +1,481 @@
+package ipcx
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+)
+
+// Auto compression: per stream, pick the codec that delivers the most
+// rows per second, none when the link is faster than compression.
+//
+// What the sender sees tells the regimes apart. With a pipeline between
+// the writer (producing and compressing) and the sender, in steady state
+// the time between two sends' returns is the batch time of the slowest
+// stage, and SendMsg blocks (gRPC's per-stream write quota, refilled as
+// the transport drains the previous message into the socket under HTTP/2
+// flow control) only when the link is that stage:
+//
+//   - link-bound: SendMsg blocks for most of the interval, and the wire
+//     bytes of the previous batch over the interval is the link's rate.
+//     A codec that sends fewer bytes per row delivers more rows, up to
+//     the speed it compresses at: predicted rows/s = min(link rate /
+//     wire bytes per row, compression speed / raw bytes per row).
+//   - not link-bound (producer- or CPU-bound): a codec that costs less
+//     CPU may do better; that cannot be predicted, so it is tried.
+//
+// Every switch is verified: once the new codec has a clean interval
+// (two consecutive batches with it), its measured rate is compared with
+// the previous codec's, and a loser is reverted and not tried again for
+// a while. Ratio and speed of codecs not yet used come from a one-off
+// probe: a sample of the first batch compressed with each of them.
+//
+// A new stream starts with the codec the last stream from the same peer
+// host settled on (PeerMemory), so exploration is paid once per peer,
+// not per stream, and a codec measured worse on that peer is not tried
+// again for a minute. A peer never seen starts uncompressed: CPU is
+// spent on compression only once the link is shown to be the
+// bottleneck. The burden of proof is on spending: a costlier codec stays
+// only if it measures better than the cheaper one by a margin.
+
+// autoParams tune the chooser.
+type autoParams struct {
+	linkBound float64 // SendMsg blocked this fraction of the interval or more: link-bound
+	gain      float64 // a predicted rate must beat the current one by this factor to switch
+	// keepCostlier: a codec that costs more CPU than the best other codec
+	// measured stays only if its rate is at least this multiple of that
+	// codec's; keepCheaper is the same for one that costs less. The
+	// burden of proof is on spending: a costlier codec must win, a
+	// cheaper one must not clearly lose.
+	keepCostlier, keepCheaper float64
+	badFor                    int // batches a codec that lost is not tried again
+	minPhase                  int // batches with one codec before it is judged
+	// verifySamples is the clean intervals a new codec needs before it
+	// is compared with the old one.
+	verifySamples int
+	// warmup is the batches at the start of a stream whose intervals are
+	// not measured.
+	warmup int
+	// fresh is how many batches old a measured rate may be and still be
+	// trusted over a prediction.
+	fresh    int
+	alpha    float64 // weight of a new sample in the averages
+	probeMax int     // bytes compressed by one probe
+}
+
+var defaultAutoParams = autoParams{
+	linkBound:     0.2,
+	gain:          1.15,
+	keepCostlier:  1.05,
+	keepCheaper:   0.9,
+	badFor:        32,
+	minPhase:      2,
+	verifySamples: 4,
+	warmup:        3,
+	fresh:         16,
+	alpha:         0.3,
+	probeMax:      1 << 20,
+}
+
+// ewma is an exponentially weighted moving average; the first sample
+// sets it.
+type ewma struct {
+	v float64
+	n int
+}
+
+func (e *ewma) add(x, alpha float64) {
+	if e.n == 0 {
+		e.v = x
+	} else {
+		e.v += alpha * (x - e.v)
+	}
+	e.n++
+}
+
+// codecEst is what one stream has measured about one codec.
+type codecEst struct {
+	// spr is seconds per row delivered, from clean intervals; the rate
+	// is its inverse. Averaging time rather than rate keeps a burst of
+	// short intervals (batches queued behind a slow one) from
+	// inflating it.
+	spr      ewma
+	rateAt   int  // batch index of the last rate sample
+	pressAt  int  // batch index of the last press sample
+	press    ewma // fraction of the interval SendMsg blocked
+	ratio    ewma // wire bytes / raw bytes
+	speed    ewma // raw bytes/s compressed, all cores
+	badUntil int  // batch index before which it is not tried again
+}
+
+// rate is the delivered rows/s, 0 when not measured.
+func (e *codecEst) rate() float64 {
+	if e.spr.n == 0 || e.spr.v <= 0 {
+		return 0
+	}
+	return 1 / e.spr.v
+}
+
+// ProbeStat is one codec compressing a sample of a batch, on one core.
+type ProbeStat struct {
+	Codec     Codec
+	Raw, Wire int64
+	Took      time.Duration
+}
+
+// AutoChooser is the Chooser of auto compression for one stream. It is
+// safe for concurrent use.
+type AutoChooser struct {
+	mu   sync.Mutex
+	p    autoParams
+	mem  *PeerMemory
+	peer string
+
+	cur        Codec
+	prev       Codec // codec before the last switch, while verifying
+	verifying  bool
+	confirmed  bool // cur has been measured and kept
+	switchedAt int
+	batch      int
+	probed     bool
+
+	lastCodec Codec
+	lastSent  time.Time
+	lastWire  int64
+
+	est       [3]codecEst
+	rawPerRow ewma
+	linkBps   ewma // wire bytes/s the link drains, when link-bound
+	switches  int
+}
+
+// NewAutoChooser returns the chooser of one stream from peer (a host,
+// "" for none), starting with what mem remembers about the peer, else
+// uncompressed. mem may be nil.
+func NewAutoChooser(mem *PeerMemory, peer string) *AutoChooser {
+	a := &AutoChooser{p: defaultAutoParams, mem: mem, peer: peer, cur: CodecNone}
+	if mem != nil && peer != "" {
+		e, ok := mem.lookup(peer)
+		if ok {
+			a.cur = e.codec
+		}
+		// A codec that lost to another on this peer lately is not tried
+		// again early in the next stream either.
+		for c, lost := range e.lost {
+			if lost {
+				a.est[c].badUntil = a.p.badFor
+			}
+		}
+	}
+	return a
+}
+
+// Choose returns the codec for the next record batch.
+func (a *AutoChooser) Choose() Codec {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur
+}
+
+// Probe returns the codecs to sample on the next batch: once per stream,
+// those with no ratio or speed measured.
+func (a *AutoChooser) Probe() []Codec {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.probed {
+		return nil
+	}
+	a.probed = true
+	var out []Codec
+	for _, c := range []Codec{CodecLZ4, CodecZSTD} {
+		if c != a.cur && a.est[c].speed.n == 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Switches is how many times the codec changed (tests, metrics).
+func (a *AutoChooser) Switches() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.switches
+}
+
+// Observe learns from one record batch sent.
+func (a *AutoChooser) Observe(st BatchStat) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.batch++
+	p := a.p
+	e := &a.est[st.Codec]
+	if st.RawBytes > 0 && st.Rows > 0 {
+		e.ratio.add(float64(st.WireBytes)/float64(st.RawBytes), p.alpha)
+		a.rawPerRow.add(float64(st.RawBytes)/float64(st.Rows), p.alpha)
+		if st.Codec != CodecNone && st.Encode > 0 {
+			e.speed.add(float64(st.RawBytes)/st.Encode.Seconds(), p.alpha)
+		}
+	}
+	for _, pr := range st.Probes {
+		if pr.Raw > 0 && pr.Took > 0 {
+			pe := &a.est[pr.Codec]
+			pe.ratio.add(float64(pr.Wire)/float64(pr.Raw), p.alpha)
+			// One core at one moment, against a pipeline sharing every
+			// core with the producer and the sender: take it as the
+			// speed of the whole pipeline, no more.
+			pe.speed.add(float64(pr.Raw)/pr.Took.Seconds(), p.alpha)
+		}
+	}
+	if !a.lastSent.IsZero() && a.lastCodec == st.Codec {
+		if d := st.Sent.Sub(a.lastSent); d > 0 {
+			// The first intervals of a stream run fast: the producer had
+			// batches ready. They say nothing of the rate, but a sender
+			// blocked even then (socket buffers still filling) is a
+			// sender on a slow link.
+			if a.batch > p.warmup {
+				e.spr.add(d.Seconds()/float64(st.Rows), p.alpha)
+				e.rateAt = a.batch
+			}
+			press := math.Min(1, st.Send.Seconds()/d.Seconds())
+			e.press.add(press, p.alpha)
+			e.pressAt = a.batch
+			if press >= p.linkBound && a.lastWire > 0 {
+				a.linkBps.add(float64(a.lastWire)/d.Seconds(), p.alpha)
+			}
+		}
+	}
+	a.lastSent, a.lastCodec, a.lastWire = st.Sent, st.Codec, st.WireBytes
+	if st.Codec == a.cur {
+		a.decide()
+	}
+	if os.Getenv("QV_AUTO_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "auto b=%d sent=%v rows=%d wire=%d enc=%v send=%v | rate none=%.0f/%d lz4=%.0f/%d zstd=%.0f/%d press %.2f %.2f %.2f link=%.0f -> %v\n",
+			a.batch, st.Codec, st.Rows, st.WireBytes, st.Encode.Round(time.Microsecond), st.Send.Round(time.Microsecond),
+			a.est[0].rate(), a.est[0].spr.n, a.est[1].rate(), a.est[1].spr.n, a.est[2].rate(), a.est[2].spr.n,
+			a.est[0].press.v, a.est[1].press.v, a.est[2].press.v, a.linkBps.v, a.cur)
+	}
+}
+
+// decide verifies the last switch or considers a new one.
+func (a *AutoChooser) decide() {
+	p := a.p
+	cur := &a.est[a.cur]
+	if a.verifying {
+		if cur.spr.n < p.verifySamples {
+			return
+		}
+		a.verifying = false
+		// A cheaper codec that does not fill the link costs less CPU at
+		// no loss of link: it stays, whatever a noisy interval says.
+		// Otherwise it is judged against the best rate measured with any
+		// codec in this stream, and loses to it by a margin.
+		if !(a.cur < a.prev && cur.press.v < p.linkBound) {
+			alt := a.bestMeasured()
+			keep := p.keepCostlier
+			if a.cur < alt {
+				keep = p.keepCheaper
+			}
+			if alt != a.cur && cur.rate() < a.est[alt].rate()*keep {
+				a.lose(a.cur)
+				a.switchTo(alt)
+				a.confirm()
+				return
+			}
+		}
+		// Kept. The codec it replaced lost if it measured clearly worse.
+		if old := &a.est[a.prev]; old.spr.n > 0 && cur.rate() > old.rate()*p.keepCostlier {
+			a.lose(a.prev)
+		}
+	}
+	if cur.spr.n > 0 {
+		a.confirm()
+	}
+	if a.batch-a.switchedAt < p.minPhase || cur.press.n < 2 {
+		return // too soon to tell which stage holds the stream back
+	}
+	best := a.cur
+	if cur.press.v >= p.linkBound && a.linkBps.n > 0 {
+		// Link-bound: fewer bytes per row may deliver more rows.
+		// Predictions rest on this moment's link rate and the codecs'
+		// compression speeds; a switch is then verified by measurement.
+		curRate := cur.rate()
+		if curRate == 0 {
+			curRate, _ = a.predict(a.cur)
+		}
+		bestRate := curRate * p.gain
+		for _, c := range []Codec{CodecNone, CodecLZ4, CodecZSTD} {
+			if c == a.cur || a.batch < a.est[c].badUntil {
+				continue
+			}
+			if r, ok := a.predict(c); ok && r > bestRate {
+				best, bestRate = c, r
+			}
+		}
+	}
+	if best == a.cur && a.cur != CodecNone {
+		// The cheaper codec may deliver more: when the link has room, or
+		// when the "link" is a receiver whose CPU the codec also loads,
+		// which only trying tells. Use what was measured of it, else try
+		// it; a loser is not tried again for a while (here and, through
+		// PeerMemory, in the peer's next streams).
+		cheaper := a.cur - 1
+		ce := a.est[cheaper]
+		switch {
+		case a.batch < ce.badUntil:
+		case ce.press.n > 0 && a.batch-ce.pressAt <= p.fresh && ce.press.v >= p.linkBound:
+			// It filled the link moments ago: that is why it was left.
+		case ce.spr.n == 0 || ce.rate() > cur.rate()*p.keepCheaper:
+			best = cheaper
+		}
+	}
+	if best != a.cur {
+		a.prev = a.cur
+		a.verifying = true
+		a.switchTo(best)
+	}
+}
+
+// lose marks c as measured worse than another codec: not tried again
+// in this stream for badFor batches, nor early in the peer's next
+// streams for lostTTL.
+func (a *AutoChooser) lose(c Codec) {
+	a.est[c].badUntil = a.batch + a.p.badFor
+	if a.mem != nil && a.peer != "" {
+		a.mem.lose(a.peer, c)
+	}
+}
+
+// bestMeasured is the codec other than the current one with the highest
+// recently measured rate, or the current one when none was measured.
+func (a *AutoChooser) bestMeasured() Codec {
+	best, rate := a.cur, 0.0
+	for _, c := range []Codec{CodecNone, CodecLZ4, CodecZSTD} {
+		if e := a.est[c]; c != a.cur && e.spr.n > 0 && a.batch-e.rateAt <= a.p.fresh && e.rate() > rate {
+			best, rate = c, e.rate()
+		}
+	}
+	return best
+}
+
+// predict is c's delivered rows/s if the link stays as fast as it is
+// now: bounded by the link at c's ratio and by c's compression speed.
+func (a *AutoChooser) predict(c Codec) (float64, bool) {
+	e := a.est[c]
+	if a.rawPerRow.v <= 0 || a.linkBps.v <= 0 {
+		return 0, false
+	}
+	ratio := 1.0
+	if c != CodecNone {
+		if e.ratio.n == 0 || e.speed.n == 0 {
+			return 0, false
+		}
+		ratio = e.ratio.v
+	}
+	r := a.linkBps.v / (ratio * a.rawPerRow.v)
+	if c != CodecNone {
+		r = math.Min(r, e.speed.v/a.rawPerRow.v)
+	}
+	return r, true
+}
+
+func (a *AutoChooser) switchTo(c Codec) {
+	// The new codec is judged on what it does now, not on samples from
+	// another moment of the stream.
+	a.est[c].spr = ewma{}
+	a.est[c].press = ewma{}
+	a.cur = c
+	a.switchedAt = a.batch
+	a.confirmed = false
+	a.switches++
+}
+
+// confirm records that the current codec was measured and kept.
+func (a *AutoChooser) confirm() {
+	if a.confirmed {
+		return
+	}
+	a.confirmed = true
+	if a.mem != nil && a.peer != "" {
+		a.mem.remember(a.peer, a.cur)
+	}
+}
+
+// PeerMemory remembers, per peer host, the codec auto settled on, so the
+// next stream from that peer starts there. It is safe for concurrent use.
+type PeerMemory struct {
+	mu  sync.Mutex
+	ttl time.Duration
+	max int
+	now func() time.Time
+	m   map[string]peerEntry
+}
+
+type peerEntry struct {
+	codec Codec
+	at    time.Time
+	// lost marks codecs that were tried and measured worse; lostAt is
+	// when, and the mark lasts lostTTL.
+	lost   [3]bool
+	lostAt [3]time.Time
+}
+
+// lostTTL is how long a codec that lost on a peer is not tried early in
+// a stream.
+const lostTTL = time.Minute
+
+// NewPeerMemory returns a memory whose entries last ttl; now is the clock
+// (nil: time.Now).
+func NewPeerMemory(ttl time.Duration, now func() time.Time) *PeerMemory {
+	if now == nil {
+		now = time.Now
+	}
+	return &PeerMemory{ttl: ttl, max: 4096, now: now, m: map[string]peerEntry{}}
+}
+
+// DefaultPeerMemory is the process-wide memory servers use.
+var DefaultPeerMemory = NewPeerMemory(10*time.Minute, nil)
+
+// lookup returns what is remembered of peer: ok when its codec is
+// fresh; the lost marks that are still fresh either way.
+func (m *PeerMemory) lookup(peer string) (peerEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[peer]
+	now := m.now()
+	for c := range e.lost {
+		e.lost[c] = e.lost[c] && now.Sub(e.lostAt[c]) <= lostTTL
+	}
+	return e, ok && now.Sub(e.at) <= m.ttl
+}
+
+// lose marks c as measured worse than another codec on peer.
+func (m *PeerMemory) lose(peer string, c Codec) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.m[peer]; ok {
+		e.lost[c], e.lostAt[c] = true, m.now()
+		m.m[peer] = e
+	}
+}
+
+func (m *PeerMemory) remember(peer string, c Codec) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if len(m.m) >= m.max {
+		for k, e := range m.m {
+			if now.Sub(e.at) > m.ttl {
+				delete(m.m, k)
+			}
+		}
+		if len(m.m) >= m.max {
+			return
+		}
+	}
+	e := m.m[peer]
+	e.codec, e.at = c, now
+	e.lost[c] = false
+	m.m[peer] = e
+}

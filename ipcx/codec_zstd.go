@@ -1,0 +1,160 @@
+package ipcx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// ZSTD bodies are one or more zstd frames (RFC 8878 §3: "Zstandard
+// compressed data is made of one or more frames"). quiver writes a large
+// buffer as frames of zstdFrameSize input bytes, so that they compress and
+// decompress in parallel; each frame records its content size, which says
+// where its output goes. A buffer written by another writer as one frame,
+// or frames without content sizes, decompresses as one piece.
+
+// zstdFrameSize is the input per frame quiver writes. Frames much smaller
+// than the encoder's window cost ratio; larger ones cost parallelism.
+const zstdFrameSize = 1 << 20
+
+const zstdMagic = 0xFD2FB528
+
+// zstdEncoder is the process-wide encoder: EncodeAll is safe for
+// concurrent use and keeps its per-call state in a pool, so the encoder is
+// made once rather than per batch.
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithEncoderConcurrency(2*runtime.GOMAXPROCS(0)),
+		zstd.WithEncoderCRC(false), // like quiver's LZ4 frames: the transport checks integrity
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		panic(fmt.Sprintf("ipcx: zstd encoder: %v", err))
+	}
+	return enc
+})
+
+// zstdDecoder is the process-wide decoder; DecodeAll is safe for
+// concurrent use.
+var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	dec, err := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(2*runtime.GOMAXPROCS(0)),
+		zstd.WithDecoderLowmem(false),
+		// Output never grows past the buffer the IPC header sized: a
+		// frame that claims more is an error, not an allocation.
+		zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		panic(fmt.Sprintf("ipcx: zstd decoder: %v", err))
+	}
+	return dec
+})
+
+// zstdMaxFrameLen is the most one frame of n input bytes takes.
+func zstdMaxFrameLen(n int) int { return zstdEncoder().MaxEncodedSize(n) + 32 }
+
+// zstdFrameSpan is one frame in a buffer: its bytes and, when the header
+// says, its content size (-1 otherwise).
+type zstdFrameSpan struct {
+	start, end int
+	size       int64
+}
+
+// zstdFrames walks the frames of src: frame headers and block headers
+// only, no decoding. Skippable frames are left out.
+func zstdFrames(src []byte) ([]zstdFrameSpan, error) {
+	var out []zstdFrameSpan
+	for pos := 0; pos < len(src); {
+		if len(src)-pos < 8 {
+			return nil, errors.New("zstd: truncated frame")
+		}
+		magic := binary.LittleEndian.Uint32(src[pos:])
+		if magic&0xFFFFFFF0 == 0x184D2A50 { // skippable frame
+			n := int(binary.LittleEndian.Uint32(src[pos+4:]))
+			if n < 0 || len(src)-pos-8 < n {
+				return nil, errors.New("zstd: truncated skippable frame")
+			}
+			pos += 8 + n
+			continue
+		}
+		if magic != zstdMagic {
+			return nil, errors.New("zstd: not a zstd frame")
+		}
+		f := zstdFrameSpan{start: pos, size: -1}
+		fhd := src[pos+4]
+		single := fhd&0x20 != 0
+		fcsFlag := fhd >> 6
+		hasChecksum := fhd&0x04 != 0
+		p := pos + 5
+		if !single {
+			p++ // window descriptor
+		}
+		p += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		fcsLen := [4]int{0, 2, 4, 8}[fcsFlag]
+		if fcsFlag == 0 && single {
+			fcsLen = 1
+		}
+		if len(src) < p+fcsLen {
+			return nil, errors.New("zstd: truncated frame header")
+		}
+		switch fcsLen {
+		case 1:
+			f.size = int64(src[p])
+		case 2:
+			f.size = int64(binary.LittleEndian.Uint16(src[p:])) + 256
+		case 4:
+			f.size = int64(binary.LittleEndian.Uint32(src[p:]))
+		case 8:
+			f.size = int64(binary.LittleEndian.Uint64(src[p:]))
+		}
+		p += fcsLen
+		for {
+			if len(src)-p < 3 {
+				return nil, errors.New("zstd: truncated block header")
+			}
+			h := uint32(src[p]) | uint32(src[p+1])<<8 | uint32(src[p+2])<<16
+			p += 3
+			size := int(h >> 3)
+			switch (h >> 1) & 3 {
+			case 0, 2: // raw, compressed
+				p += size
+			case 1: // RLE
+				p++
+			default:
+				return nil, errors.New("zstd: reserved block type")
+			}
+			if p > len(src) {
+				return nil, errors.New("zstd: truncated block")
+			}
+			if h&1 != 0 {
+				break
+			}
+		}
+		if hasChecksum {
+			p += 4
+		}
+		if p > len(src) {
+			return nil, errors.New("zstd: truncated checksum")
+		}
+		f.end = p
+		out = append(out, f)
+		pos = p
+	}
+	return out, nil
+}
+
+// zstdDecodeInto decodes src, zstd frames whose content is exactly
+// len(dst) bytes, into dst.
+func zstdDecodeInto(src, dst []byte) error {
+	out, err := zstdDecoder().DecodeAll(src, dst[:0:len(dst)])
+	if err != nil {
+		return fmt.Errorf("zstd: %w", err)
+	}
+	if len(out) != len(dst) || (len(out) > 0 && &out[0] != &dst[0]) {
+		return fmt.Errorf("zstd: decompressed %d bytes, expected %d", len(out), len(dst))
+	}
+	return nil
+}
