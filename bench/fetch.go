@@ -67,7 +67,13 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	}
 	defer qc.Release()
 
-	connector, err := duckdbgo.NewConnector("", nil)
+	// The baseline gets the optimizer setting quiver's engine uses (see
+	// engine.Options.LateMaterialization), so the comparison is of the
+	// export paths alone.
+	connector, err := duckdbgo.NewConnector("", func(ex driver.ExecerContext) error {
+		_, err := ex.ExecContext(ctx, "SET disabled_optimizers = 'late_materialization'", nil)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("open duckdb-go: %w", err)
 	}

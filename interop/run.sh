@@ -148,6 +148,7 @@ start_server tls flight --db :memory: --flight 127.0.0.1:0 --mysql "" --http "" 
 export QUIVER_TLS_FLIGHT=$addr_flight QUIVER_TLS_CA=$work/tls.crt
 
 failed=()
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the work tree
 if [ "${INTEROP_ONLY:-python}" = python ]; then
 	step "python suite (pytest)"
 	# shellcheck disable=SC2086
