@@ -80,6 +80,7 @@ var compatRules = map[string][]compatRule{
 		rule(`SHOW\s+(?:DATABASES|SCHEMAS)`+filterRe, (*session).showDatabases),
 		rule(`SHOW\s+(FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+(\S+))?`+filterRe, (*session).showTables),
 		rule(`SHOW\s+(FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\s+(\S+)(?:\s+(?:FROM|IN)\s+(\S+))?`+filterRe, (*session).showColumns),
+		rule(`SHOW\s+(?:EXTENDED\s+)?(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+(\S+)(?:\s+(?:FROM|IN)\s+(\S+))?(?:\s+WHERE\s+(.+))?`, (*session).showKeys),
 		rule(`SHOW\s+CREATE\s+(?:TABLE|VIEW)\s+(\S+)`, (*session).showCreateTable),
 	},
 	"DESC": {

@@ -40,11 +40,17 @@
 // Dialect: everything runs on DuckDB as written, except that the
 // compatibility layer (compat.go, variables.go) answers what DuckDB cannot
 // (SET of MySQL variables, SELECT @@var, SHOW VARIABLES, SHOW TABLES,
-// SHOW COLLATION, MySQL's transaction statements and autocommit, …), and a
-// lexer pass (split.go) rewrites `backticks`, X'hex' literals and charset
-// introducers. String literals follow DuckDB, where a backslash is an
-// ordinary character; the server says so with the NO_BACKSLASH_ESCAPES
-// status flag and sql_mode, so drivers that quote parameters themselves
-// (Connector/J, PyMySQL, go-sql-driver with interpolateParams) double
-// quotes or send hex instead of escaping with a backslash.
+// SHOW COLLATION, SHOW KEYS, MySQL's transaction statements and
+// autocommit, …), and a lexer pass (split.go) rewrites `backticks`, X'hex'
+// literals and charset introducers. A SELECT over MySQL's
+// INFORMATION_SCHEMA (TABLES, COLUMNS, SCHEMATA, STATISTICS,
+// TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS), as
+// Connector/J's DatabaseMetaData sends, is read as MySQL and answered from
+// DuckDB's catalog with MySQL's columns (infoschema.go, translate.go); the
+// other tables of information_schema are DuckDB's. String literals follow
+// DuckDB, where a backslash is an ordinary character; the server says so
+// with the NO_BACKSLASH_ESCAPES status flag and sql_mode, so drivers that
+// quote parameters themselves (Connector/J, PyMySQL, go-sql-driver with
+// interpolateParams) double quotes or send hex instead of escaping with a
+// backslash.
 package mysqlwire

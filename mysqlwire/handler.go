@@ -243,7 +243,7 @@ func (s *session) runStatement(ctx context.Context, sql string, out *sink) (int6
 	case handled:
 		sql = c.sql
 	default:
-		sql = rewriteForDuckDB(sql)
+		sql = duckSQL(sql)
 	}
 	conn, err := s.engineConn(ctx)
 	if err != nil {

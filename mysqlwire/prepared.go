@@ -104,7 +104,7 @@ func (s *session) prepare(ctx context.Context, query string) (*prepared, []*quer
 	if err != nil {
 		return nil, nil, err
 	}
-	stmt, err := conn.Prepare(ctx, rewriteForDuckDB(query))
+	stmt, err := conn.Prepare(ctx, duckSQL(query))
 	if err != nil {
 		return nil, nil, err
 	}

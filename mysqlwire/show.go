@@ -64,6 +64,42 @@ func (s *session) showColumns(ctx context.Context, m []string) (compatOutcome, e
 	return filterSQL(sql, "column_name", m[4], m[5], "ordinal_position")
 }
 
+// showKeysSQL is MySQL's SHOW KEYS over INFORMATION_SCHEMA.STATISTICS, in
+// MySQL's dialect, for a schema and a table.
+const showKeysSQL = "SELECT TABLE_NAME AS `Table`, NON_UNIQUE AS Non_unique, INDEX_NAME AS Key_name, " +
+	"SEQ_IN_INDEX AS Seq_in_index, COLUMN_NAME AS Column_name, COLLATION AS `Collation`, CARDINALITY AS Cardinality, " +
+	"SUB_PART AS Sub_part, PACKED AS Packed, NULLABLE AS `Null`, INDEX_TYPE AS Index_type, COMMENT AS `Comment`, " +
+	"INDEX_COMMENT AS Index_comment, IS_VISIBLE AS Visible, EXPRESSION AS Expression " +
+	"FROM INFORMATION_SCHEMA.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s"
+
+// showKeys lists a table's indexes as MySQL's SHOW KEYS (INDEX, INDEXES)
+// does: primary key first, then unique ones. m holds: whole, table, schema,
+// WHERE expression.
+func (s *session) showKeys(ctx context.Context, m []string) (compatOutcome, error) {
+	parts, ok := parseQualifiedName(m[1])
+	if !ok {
+		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[1])
+	}
+	dbArg := m[2]
+	if len(parts) == 2 {
+		dbArg = engine.QuoteIdent(parts[0])
+	}
+	_, schemaExpr, err := s.schemaArg(ctx, dbArg)
+	if err != nil {
+		return compatOutcome{}, err
+	}
+	sql := fmt.Sprintf(showKeysSQL, schemaExpr, engine.QuoteString(parts[len(parts)-1]))
+	if m[3] != "" {
+		sql = "SELECT * FROM (" + sql + ") AS k WHERE " + m[3]
+	}
+	sql += " ORDER BY Key_name <> 'PRIMARY', Non_unique, Key_name, Seq_in_index"
+	out, ok := translateInfoSchemaQuery(sql)
+	if !ok {
+		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[3])
+	}
+	return sqlOutcome(out), nil
+}
+
 // showCreateTable returns DuckDB's CREATE statement of a table or view.
 func (s *session) showCreateTable(ctx context.Context, m []string) (compatOutcome, error) {
 	parts, ok := parseQualifiedName(m[1])
