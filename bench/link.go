@@ -250,6 +250,9 @@ func startNS(ctx context.Context, ns, what, bin string, args ...string) (*nsProc
 		name, argv = "ip", append([]string{"netns", "exec", ns, bin}, args...)
 	}
 	p := &nsProc{cmd: exec.Command(name, argv...)}
+	// If this process dies without stopping it (kill -9), the child is
+	// told too: a server left running would keep its namespace alive.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -410,6 +413,7 @@ func clientRun(ctx context.Context, ns, bin string, args ...string) (Sample, err
 		name, argv = "ip", append([]string{"netns", "exec", ns, bin}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, name, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -421,26 +421,16 @@ func TestCompression_AutoPicksNoneOnLoopback(t *testing.T) {
 		i*6 AS c5, i*7 AS c6, i*8 AS c7, i*9 AS c8, i*10 AS c9 FROM range(2000000) t(i)`); err != nil {
 		t.Fatal(err)
 	}
-	// A peer auto has never seen starts uncompressed. On loopback the
-	// link is never slower than compression, so auto must stay (or come
-	// back) there: a codec it tries on a noisy moment has to measure
-	// better to stay, and one that lost is not tried again for a while.
-	var streams []map[string]float64
-	for i := 0; i < 4; i++ {
+	// A client on this host is never sent compressed batches: the link
+	// is a memory copy on the cores compression would take.
+	for i := 0; i < 2; i++ {
 		got := sentWith(t, func() {
 			if n, _ := queryAll(t, c, "SELECT * FROM wide"); n != 2_000_000 {
 				t.Fatalf("rows: got %d", n)
 			}
 		})
-		t.Logf("stream %d: batches by codec %v", i+1, got)
-		streams = append(streams, got)
-	}
-	var none, total float64
-	for _, got := range streams {
-		none += got["none"]
-		total += got["none"] + got["lz4"] + got["zstd"]
-	}
-	if none < 0.8*total {
-		t.Errorf("%.0f of %.0f batches uncompressed on loopback, want at least 80%%: %v", none, total, streams)
+		if got["none"] != 31 || len(got) != 1 {
+			t.Errorf("stream %d: batches by codec %v, want 31 uncompressed", i+1, got)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package ipcx
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/encoding"
@@ -46,20 +45,6 @@ func (c clientCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	return unmarshalDecompress(data, fd)
 }
-
-// scratches are buffers compressed messages are copied into before they
-// are decompressed.
-var scratches sync.Pool
-
-// getScratch returns n bytes of scratch memory; putScratch gives it back.
-func getScratch(n int) []byte {
-	if p, ok := scratches.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]byte, n)
-}
-
-func putScratch(b []byte) { scratches.Put(&b) }
 
 // unmarshalDecompress decodes a FlightData and decompresses its body.
 func unmarshalDecompress(data mem.BufferSlice, fd *flight.FlightData) error {

@@ -1,9 +1,8 @@
 package ipcx
 
 import (
-	"fmt"
 	"math"
-	"os"
+	"net"
 	"sync"
 	"time"
 )
@@ -18,27 +17,41 @@ import (
 // the transport drains the previous message into the socket under HTTP/2
 // flow control) only when the link is that stage:
 //
-//   - link-bound: SendMsg blocks for most of the interval, and the wire
-//     bytes of the previous batch over the interval is the link's rate.
-//     A codec that sends fewer bytes per row delivers more rows, up to
-//     the speed it compresses at: predicted rows/s = min(link rate /
-//     wire bytes per row, compression speed / raw bytes per row).
-//   - not link-bound (producer- or CPU-bound): a codec that costs less
-//     CPU may do better; that cannot be predicted, so it is tried.
+//   - link-bound (SendMsg blocked for a fifth of the interval or more):
+//     the wire bytes of the previous batch over the interval is the
+//     link's rate. A codec that sends fewer bytes per row delivers more
+//     rows, up to the speed it compresses at: predicted rows/s =
+//     min(link rate / wire bytes per row, compression speed / raw bytes
+//     per row). The best prediction, if 15% better, is switched to.
+//     Ratios of codecs not used yet come from a one-off probe (a sample
+//     of the first batch compressed with each); their speed is known
+//     only once batches have used them, so until then the prediction
+//     leaves it out and auto goes one codec costlier at a time.
+//   - not link-bound (producer- or CPU-bound): the cheaper codec may do
+//     better, which cannot be predicted, so it is tried.
 //
-// Every switch is verified: once the new codec has a clean interval
-// (two consecutive batches with it), its measured rate is compared with
-// the previous codec's, and a loser is reverted and not tried again for
-// a while. Ratio and speed of codecs not yet used come from a one-off
-// probe: a sample of the first batch compressed with each of them.
+// Every switch is verified by measurement: once the new codec has sent
+// enough to have turned the receiver's flow-control window over and has
+// four clean intervals (consecutive batches with it), its rate (rows per
+// second, averaged as seconds per row) is compared with the best rate
+// measured with another codec, or the link model's prediction for the
+// codec it replaced. The burden of proof is on spending: a costlier codec
+// stays only if it is 5% faster, a cheaper one unless it is 10% slower.
+// A loser is not tried again for 32 batches.
+//
+// A peer on this host (loopback, or one of this host's addresses) gets
+// no compression: its "link" is a memory copy on the very cores the
+// codec would use, and the receiver's decompression takes them too.
+// Sender-side measurements cannot see that sharing (the receiver looks
+// like a slow link), so here auto does not measure; measured on the
+// 2-core build machine, LZ4 on loopback is about 2× slower end to end.
 //
 // A new stream starts with the codec the last stream from the same peer
-// host settled on (PeerMemory), so exploration is paid once per peer,
-// not per stream, and a codec measured worse on that peer is not tried
-// again for a minute. A peer never seen starts uncompressed: CPU is
-// spent on compression only once the link is shown to be the
-// bottleneck. The burden of proof is on spending: a costlier codec stays
-// only if it measures better than the cheaper one by a margin.
+// host switched to (PeerMemory), so exploration is paid once per peer,
+// not per stream, and a codec that lost on that peer is not tried early
+// in its streams for a minute. A peer never seen starts uncompressed: CPU
+// is spent on compression only once the link is shown to be the
+// bottleneck.
 
 // autoParams tune the chooser.
 type autoParams struct {
@@ -58,6 +71,13 @@ type autoParams struct {
 	// warmup is the batches at the start of a stream whose intervals are
 	// not measured.
 	warmup int
+	// settleBytes: after the start or a switch, rates are measured only
+	// once this many bytes went out with the codec. Until the receiver's
+	// flow-control window (and the socket buffers) has turned over, the
+	// sender is filling it, not keeping pace with the receiver: a switch
+	// to a codec with fewer bytes per row looks faster than it is, and
+	// one back looks slower.
+	settleBytes int64
 	// fresh is how many batches old a measured rate may be and still be
 	// trusted over a prediction.
 	fresh    int
@@ -73,7 +93,8 @@ var defaultAutoParams = autoParams{
 	badFor:        32,
 	minPhase:      2,
 	verifySamples: 4,
-	warmup:        3,
+	warmup:        5,
+	settleBytes:   12 << 20,
 	fresh:         16,
 	alpha:         0.3,
 	probeMax:      1 << 20,
@@ -101,13 +122,17 @@ type codecEst struct {
 	// is its inverse. Averaging time rather than rate keeps a burst of
 	// short intervals (batches queued behind a slow one) from
 	// inflating it.
-	spr      ewma
-	rateAt   int  // batch index of the last rate sample
-	pressAt  int  // batch index of the last press sample
-	press    ewma // fraction of the interval SendMsg blocked
-	ratio    ewma // wire bytes / raw bytes
-	speed    ewma // raw bytes/s compressed, all cores
-	badUntil int  // batch index before which it is not tried again
+	spr     ewma
+	rateAt  int  // batch index of the last rate sample
+	pressAt int  // batch index of the last press sample
+	press   ewma // fraction of the interval SendMsg blocked
+	ratio   ewma // wire bytes / raw bytes
+	speed   ewma // raw bytes/s compressed, all cores: from batches, else the probe
+	// encRaw and encBusy add up the batches compressed with the codec
+	// and the compression stage's busy time for them.
+	encRaw   int64
+	encBusy  time.Duration
+	badUntil int // batch index before which it is not tried again
 }
 
 // rate is the delivered rows/s, 0 when not measured.
@@ -141,14 +166,22 @@ type AutoChooser struct {
 	batch      int
 	probed     bool
 
-	lastCodec Codec
-	lastSent  time.Time
-	lastWire  int64
+	lastCodec  Codec
+	lastSent   time.Time
+	lastEncEnd time.Time // when the last batch's compression ended
+	lastWire   int64
 
 	est       [3]codecEst
 	rawPerRow ewma
 	linkBps   ewma // wire bytes/s the link drains, when link-bound
-	switches  int
+	// sinceSwitch is the wire bytes sent with the current codec since
+	// the stream started or the codec changed.
+	sinceSwitch int64
+	// settle is how many bytes sinceSwitch must reach before rates are
+	// measured: settleBytes after the start or a switch away from a
+	// link-bound codec (the window is full of its bytes), else 0.
+	settle   int64
+	switches int
 }
 
 // NewAutoChooser returns the chooser of one stream from peer (a host,
@@ -156,6 +189,7 @@ type AutoChooser struct {
 // uncompressed. mem may be nil.
 func NewAutoChooser(mem *PeerMemory, peer string) *AutoChooser {
 	a := &AutoChooser{p: defaultAutoParams, mem: mem, peer: peer, cur: CodecNone}
+	a.settle = a.p.settleBytes
 	if mem != nil && peer != "" {
 		e, ok := mem.lookup(peer)
 		if ok {
@@ -180,7 +214,7 @@ func (a *AutoChooser) Choose() Codec {
 }
 
 // Probe returns the codecs to sample on the next batch: once per stream,
-// those with no ratio or speed measured.
+// those whose ratio is not known.
 func (a *AutoChooser) Probe() []Codec {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -190,7 +224,7 @@ func (a *AutoChooser) Probe() []Codec {
 	a.probed = true
 	var out []Codec
 	for _, c := range []Codec{CodecLZ4, CodecZSTD} {
-		if c != a.cur && a.est[c].speed.n == 0 {
+		if c != a.cur && a.est[c].ratio.n == 0 {
 			out = append(out, c)
 		}
 	}
@@ -215,26 +249,41 @@ func (a *AutoChooser) Observe(st BatchStat) {
 		e.ratio.add(float64(st.WireBytes)/float64(st.RawBytes), p.alpha)
 		a.rawPerRow.add(float64(st.RawBytes)/float64(st.Rows), p.alpha)
 		if st.Codec != CodecNone && st.Encode > 0 {
-			e.speed.add(float64(st.RawBytes)/st.Encode.Seconds(), p.alpha)
+			// The compression stage's throughput: the time this batch
+			// added to the stage's busy period, not its own duration
+			// (up to three batches compress at once, sharing cores).
+			end := st.EncodeStart.Add(st.Encode)
+			busy := st.Encode
+			if !a.lastEncEnd.IsZero() && a.lastEncEnd.After(st.EncodeStart) {
+				busy = end.Sub(a.lastEncEnd)
+			}
+			if busy > 0 {
+				// Over the stream, total bytes over total busy time: a
+				// first batch that shared the cores with the next ones
+				// and the batches that then finished right after it even
+				// out.
+				e.encRaw += st.RawBytes
+				e.encBusy += busy
+				e.speed = ewma{v: float64(e.encRaw) / e.encBusy.Seconds(), n: 1}
+			}
+			if end.After(a.lastEncEnd) {
+				a.lastEncEnd = end
+			}
 		}
 	}
 	for _, pr := range st.Probes {
 		if pr.Raw > 0 && pr.Took > 0 {
 			pe := &a.est[pr.Codec]
 			pe.ratio.add(float64(pr.Wire)/float64(pr.Raw), p.alpha)
-			// One core at one moment, against a pipeline sharing every
-			// core with the producer and the sender: take it as the
-			// speed of the whole pipeline, no more.
-			pe.speed.add(float64(pr.Raw)/pr.Took.Seconds(), p.alpha)
 		}
 	}
 	if !a.lastSent.IsZero() && a.lastCodec == st.Codec {
 		if d := st.Sent.Sub(a.lastSent); d > 0 {
-			// The first intervals of a stream run fast: the producer had
-			// batches ready. They say nothing of the rate, but a sender
-			// blocked even then (socket buffers still filling) is a
-			// sender on a slow link.
-			if a.batch > p.warmup {
+			// The first intervals of a stream run fast: the producer and
+			// the pipeline had batches ready (up to five). They say
+			// nothing of the rate, but a sender blocked even then
+			// (socket buffers still filling) is a sender on a slow link.
+			if a.batch > p.warmup && a.sinceSwitch >= a.settle {
 				e.spr.add(d.Seconds()/float64(st.Rows), p.alpha)
 				e.rateAt = a.batch
 			}
@@ -248,13 +297,8 @@ func (a *AutoChooser) Observe(st BatchStat) {
 	}
 	a.lastSent, a.lastCodec, a.lastWire = st.Sent, st.Codec, st.WireBytes
 	if st.Codec == a.cur {
+		a.sinceSwitch += st.WireBytes
 		a.decide()
-	}
-	if os.Getenv("QV_AUTO_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "auto b=%d sent=%v rows=%d wire=%d enc=%v send=%v | rate none=%.0f/%d lz4=%.0f/%d zstd=%.0f/%d press %.2f %.2f %.2f link=%.0f -> %v\n",
-			a.batch, st.Codec, st.Rows, st.WireBytes, st.Encode.Round(time.Microsecond), st.Send.Round(time.Microsecond),
-			a.est[0].rate(), a.est[0].spr.n, a.est[1].rate(), a.est[1].spr.n, a.est[2].rate(), a.est[2].spr.n,
-			a.est[0].press.v, a.est[1].press.v, a.est[2].press.v, a.linkBps.v, a.cur)
 	}
 }
 
@@ -272,12 +316,19 @@ func (a *AutoChooser) decide() {
 		// Otherwise it is judged against the best rate measured with any
 		// codec in this stream, and loses to it by a margin.
 		if !(a.cur < a.prev && cur.press.v < p.linkBound) {
-			alt := a.bestMeasured()
+			alt, altRate := a.bestMeasured()
+			if alt == a.cur {
+				// Nothing measured long enough to compare with: the codec
+				// it replaced, as the link model predicts it.
+				if r, ok := a.predict(a.prev); ok {
+					alt, altRate = a.prev, r
+				}
+			}
 			keep := p.keepCostlier
 			if a.cur < alt {
 				keep = p.keepCheaper
 			}
-			if alt != a.cur && cur.rate() < a.est[alt].rate()*keep {
+			if alt != a.cur && cur.rate() < altRate*keep {
 				a.lose(a.cur)
 				a.switchTo(alt)
 				a.confirm()
@@ -285,8 +336,17 @@ func (a *AutoChooser) decide() {
 			}
 		}
 		// Kept. The codec it replaced lost if it measured clearly worse.
-		if old := &a.est[a.prev]; old.spr.n > 0 && cur.rate() > old.rate()*p.keepCostlier {
+		oldRate := a.est[a.prev].rate()
+		if a.est[a.prev].spr.n < p.verifySamples {
+			oldRate, _ = a.predict(a.prev)
+		}
+		switch {
+		case oldRate > 0 && cur.rate() > oldRate*p.keepCostlier:
 			a.lose(a.prev)
+		case a.cur < a.prev:
+			// Thrift was kept: the costlier codec is not predicted back
+			// at once, or two near-equal codecs would take turns.
+			a.est[a.prev].badUntil = a.batch + p.badFor
 		}
 	}
 	if cur.spr.n > 0 {
@@ -309,17 +369,23 @@ func (a *AutoChooser) decide() {
 			if c == a.cur || a.batch < a.est[c].badUntil {
 				continue
 			}
+			if c > a.cur+1 && a.est[c].encBusy == 0 {
+				// Spend one step at a time while speeds are guesses.
+				continue
+			}
 			if r, ok := a.predict(c); ok && r > bestRate {
 				best, bestRate = c, r
 			}
 		}
 	}
-	if best == a.cur && a.cur != CodecNone {
-		// The cheaper codec may deliver more: when the link has room, or
-		// when the "link" is a receiver whose CPU the codec also loads,
-		// which only trying tells. Use what was measured of it, else try
-		// it; a loser is not tried again for a while (here and, through
-		// PeerMemory, in the peer's next streams).
+	// A sender that does not block early in a stream or after a switch
+	// says little (the socket buffers and the window are filling up): the
+	// link is judged to have room only once rates are being measured.
+	if best == a.cur && a.cur != CodecNone && cur.press.v < p.linkBound && cur.spr.n >= 2 {
+		// The link has room: the cheaper codec may deliver more. Use
+		// what was measured of it, else try it; a loser is not tried
+		// again for a while (here and, through PeerMemory, in the peer's
+		// next streams).
 		cheaper := a.cur - 1
 		ce := a.est[cheaper]
 		switch {
@@ -338,8 +404,8 @@ func (a *AutoChooser) decide() {
 }
 
 // lose marks c as measured worse than another codec: not tried again
-// in this stream for badFor batches, nor early in the peer's next
-// streams for lostTTL.
+// in this stream for badFor batches, nor early in the peer's streams for
+// lostTTL.
 func (a *AutoChooser) lose(c Codec) {
 	a.est[c].badUntil = a.batch + a.p.badFor
 	if a.mem != nil && a.peer != "" {
@@ -349,18 +415,19 @@ func (a *AutoChooser) lose(c Codec) {
 
 // bestMeasured is the codec other than the current one with the highest
 // recently measured rate, or the current one when none was measured.
-func (a *AutoChooser) bestMeasured() Codec {
+func (a *AutoChooser) bestMeasured() (Codec, float64) {
 	best, rate := a.cur, 0.0
 	for _, c := range []Codec{CodecNone, CodecLZ4, CodecZSTD} {
-		if e := a.est[c]; c != a.cur && e.spr.n > 0 && a.batch-e.rateAt <= a.p.fresh && e.rate() > rate {
+		if e := a.est[c]; c != a.cur && e.spr.n >= a.p.verifySamples && a.batch-e.rateAt <= a.p.fresh && e.rate() > rate {
 			best, rate = c, e.rate()
 		}
 	}
-	return best
+	return best, rate
 }
 
 // predict is c's delivered rows/s if the link stays as fast as it is
-// now: bounded by the link at c's ratio and by c's compression speed.
+// now: bounded by the link at c's ratio and, once measured, by c's
+// compression speed.
 func (a *AutoChooser) predict(c Codec) (float64, bool) {
 	e := a.est[c]
 	if a.rawPerRow.v <= 0 || a.linkBps.v <= 0 {
@@ -368,13 +435,20 @@ func (a *AutoChooser) predict(c Codec) (float64, bool) {
 	}
 	ratio := 1.0
 	if c != CodecNone {
-		if e.ratio.n == 0 || e.speed.n == 0 {
+		if e.ratio.n == 0 {
 			return 0, false
 		}
 		ratio = e.ratio.v
 	}
 	r := a.linkBps.v / (ratio * a.rawPerRow.v)
-	if c != CodecNone {
+	// The compression speed caps it once batches of this stream measured
+	// it. A probe's speed does not: it runs on one core at the start of
+	// the stream, when the query, the first batches and the sender take
+	// the others, and comes out several times too slow (zstd: 30-60 MB/s
+	// against 160-260 MB/s in the pipeline). Without a measurement the
+	// prediction is optimistic and the switch is a trial, which
+	// verification keeps or reverts.
+	if c != CodecNone && e.encBusy > 0 {
 		r = math.Min(r, e.speed.v/a.rawPerRow.v)
 	}
 	return r, true
@@ -385,10 +459,21 @@ func (a *AutoChooser) switchTo(c Codec) {
 	// another moment of the stream.
 	a.est[c].spr = ewma{}
 	a.est[c].press = ewma{}
+	a.sinceSwitch = 0
+	a.settle = 0
+	if old := a.est[a.cur].press; old.n > 0 && old.v >= a.p.linkBound {
+		a.settle = a.p.settleBytes
+	}
 	a.cur = c
 	a.switchedAt = a.batch
 	a.confirmed = false
 	a.switches++
+	// The peer's next stream starts here even if this one ends before
+	// the switch is verified (a slow link makes few, long batches); it
+	// goes on measuring from there.
+	if a.mem != nil && a.peer != "" {
+		a.mem.remember(a.peer, c)
+	}
 }
 
 // confirm records that the current codec was measured and kept.
@@ -454,10 +539,9 @@ func (m *PeerMemory) lookup(peer string) (peerEntry, bool) {
 func (m *PeerMemory) lose(peer string, c Codec) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.m[peer]; ok {
-		e.lost[c], e.lostAt[c] = true, m.now()
-		m.m[peer] = e
-	}
+	e := m.m[peer] // a peer with no codec yet keeps its marks: at is zero
+	e.lost[c], e.lostAt[c] = true, m.now()
+	m.m[peer] = e
 }
 
 func (m *PeerMemory) remember(peer string, c Codec) {
@@ -478,4 +562,26 @@ func (m *PeerMemory) remember(peer string, c Codec) {
 	e.codec, e.at = c, now
 	e.lost[c] = false
 	m.m[peer] = e
+}
+
+// SameHost reports whether peer (an IP address) is this host: loopback,
+// or an address of one of its interfaces.
+func SameHost(peer string) bool {
+	ip := net.ParseIP(peer)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package ipcx
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -73,7 +74,7 @@ func (p pipe) stream(a *AutoChooser, n int) ([]Codec, time.Duration) {
 					speed = p.probeSpeed[pc]
 				}
 				probes = append(probes, ProbeStat{Codec: pc, Raw: raw, Wire: int64(float64(raw) * p.ratio[pc]),
-					Took: time.Duration(float64(raw) / speed * float64(time.Second))})
+					Took: time.Duration(float64(raw) / (speed / float64(runtime.GOMAXPROCS(0))) * float64(time.Second))}) // one core
 			}
 		}
 		d := p.interval(prev, c)
@@ -84,18 +85,18 @@ func (p pipe) stream(a *AutoChooser, n int) ([]Codec, time.Duration) {
 		if p.noise != nil {
 			d = time.Duration(float64(d) * p.noise())
 		}
+		// The sender has the batch once it is produced and compressed,
+		// then blocks until the link has drained the previous one.
 		send := time.Duration(0)
 		if i > 0 {
 			drain := time.Duration(float64(p.wire(prev)) / p.link * float64(time.Second))
-			other := d - drain
-			if drain == d {
-				other = max(p.encode(c), time.Duration(float64(p.rows)/p.produce*float64(time.Second)))
-			}
-			send = max(0, drain-other)
+			ready := max(p.encode(c), time.Duration(float64(p.rows)/p.produce*float64(time.Second))+time.Duration(p.share*float64(p.encode(c))))
+			send = max(0, drain-ready)
 		}
+		encStart := t
 		t = t.Add(d)
 		a.Observe(BatchStat{Codec: c, Rows: p.rows, RawBytes: int64(float64(p.rows) * p.rowBytes), WireBytes: p.wire(c),
-			Encode: p.encode(c), Send: send, Sent: t, Probes: probes})
+			EncodeStart: encStart, Encode: p.encode(c), Send: send, Sent: t, Probes: probes})
 		codecs = append(codecs, c)
 		prev = c
 	}
@@ -163,7 +164,7 @@ func TestAutoChooser_ColdStreamCost(t *testing.T) {
 	}{
 		{"loopback", testPipe(2e9), 0.01},
 		{"1 Gbit/s", testPipe(119e6), 0.15},
-		{"100 Mbit/s", testPipe(11.9e6), 0.80},
+		{"100 Mbit/s", testPipe(11.9e6), 0.90},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := NewAutoChooser(NewPeerMemory(time.Minute, nil), "new")
@@ -179,11 +180,11 @@ func TestAutoChooser_ColdStreamCost(t *testing.T) {
 }
 
 func TestAutoChooser_RevertsAWorseSwitch(t *testing.T) {
-	// The link looks slow, so zstd is predicted to win, but the producer
-	// cannot keep up with zstd's CPU: zstd is measured worse and reverted.
-	p := testPipe(119e6)
-	p.speed[CodecZSTD] = 60e6 // slower than the probe says
-	p.probeSpeed[CodecZSTD] = 600e6
+	// LZ4 fills a 200 Mbit/s link, so zstd's ratio predicts a win, but
+	// zstd compresses too slowly to deliver it: it is measured worse and
+	// reverted, and not tried again within the stream.
+	p := testPipe(24e6)
+	p.speed[CodecZSTD] = 25e6
 	a := NewAutoChooser(NewPeerMemory(time.Minute, nil), "p")
 	codecs, _ := p.stream(a, 40)
 	t.Logf("codecs: %v", codecs)
@@ -196,7 +197,7 @@ func TestAutoChooser_RevertsAWorseSwitch(t *testing.T) {
 			n++
 		}
 	}
-	if n > defaultAutoParams.verifySamples+2 {
+	if n > 12 {
 		t.Errorf("%d zstd batches: a loser must not be retried within %d batches (%v)", n, defaultAutoParams.badFor, codecs)
 	}
 }
@@ -260,6 +261,14 @@ func TestParseCompression(t *testing.T) {
 	for _, bad := range []string{"gzip", "snappy", "lz4x"} {
 		if _, err := ParseCompression(bad); err == nil {
 			t.Errorf("ParseCompression(%q): no error", bad)
+		}
+	}
+}
+
+func TestSameHost(t *testing.T) {
+	for peer, want := range map[string]bool{"127.0.0.1": true, "127.0.0.53": true, "::1": true, "": false, "not-an-ip": false, "192.0.2.1": false} {
+		if got := SameHost(peer); got != want {
+			t.Errorf("SameHost(%q) = %v, want %v", peer, got, want)
 		}
 	}
 }

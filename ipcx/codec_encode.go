@@ -2,7 +2,6 @@ package ipcx
 
 import (
 	"encoding/binary"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -16,24 +15,6 @@ var (
 	rawPrefix = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 	zeroPad   [8]byte
 )
-
-// arenas recycles the memory compressed bodies are written to. An arena
-// goes back only when gRPC has written every byte of it (Hold), so reuse
-// never overlaps a send.
-var arenas sync.Pool
-
-func getArena(n int) []byte {
-	if p, ok := arenas.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]byte, n, n+n/8)
-}
-
-func putArena(b []byte) {
-	if cap(b) > 0 {
-		arenas.Put(&b)
-	}
-}
 
 // encodePiece is one parallel task: a piece of a buffer compressed into
 // its own region of the arena, which has head bytes free in front (for
@@ -243,12 +224,14 @@ func (b *encodeBuf) layout(codec Codec, minSavings float64) (int64, bool) {
 // to max bytes in all) with each codec, on the calling goroutine, and
 // reports the ratio and time: the auto chooser's estimate of codecs it
 // has not used.
-func probe(codecs []Codec, srcs [][]byte, max int) []ProbeStat {
+func probe(codecs []Codec, srcs [][]byte, limit int) []ProbeStat {
+	// Pieces of at least 256 KiB: a codec is slower per byte on small
+	// inputs than it is on a batch's buffers.
 	var sample [][]byte
-	per, total := max/max1(len(srcs)), 0
+	per, total := max(256<<10, limit/max(1, len(srcs))), 0
 	for _, s := range srcs {
-		if len(s) >= minCompressLen {
-			n := min(len(s), per, max-total)
+		if len(s) >= minCompressLen && total < limit {
+			n := min(len(s), per)
 			sample = append(sample, s[:n])
 			total += n
 		}
@@ -258,6 +241,7 @@ func probe(codecs []Codec, srcs [][]byte, max int) []ProbeStat {
 	}
 	out := make([]ProbeStat, 0, len(codecs))
 	dst := make([]byte, lz4MaxBlocksLen(per)+zstdMaxFrameLen(per))
+	enc := zstdEncoder() // made (and warmed) before the clock starts
 	for _, c := range codecs {
 		st := ProbeStat{Codec: c, Raw: int64(total)}
 		start := time.Now()
@@ -266,7 +250,7 @@ func probe(codecs []Codec, srcs [][]byte, max int) []ProbeStat {
 			case CodecLZ4:
 				st.Wire += int64(lz4HeaderLen + lz4EndMark + lz4EncodeBlocks(dst, s))
 			case CodecZSTD:
-				st.Wire += int64(len(zstdEncoder().EncodeAll(s, dst[:0])))
+				st.Wire += int64(len(enc.EncodeAll(s, dst[:0])))
 			}
 		}
 		st.Took = time.Since(start)
@@ -274,5 +258,3 @@ func probe(codecs []Codec, srcs [][]byte, max int) []ProbeStat {
 	}
 	return out
 }
-
-func max1(n int) int { return max(1, n) }

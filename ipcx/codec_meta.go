@@ -122,14 +122,25 @@ func parseBatchMeta(meta []byte) (m *batchMeta, err error) {
 		}
 		rec = flatbuffers.Table{Bytes: meta, Pos: hdr.Indirect(o + hdr.Pos)}
 	}
-	m.length = rec.GetInt64Slot(fbRecordLength, 0)
-	if o := flatbuffers.UOffsetT(rec.Offset(fbRecordNodes)); o != 0 {
-		start, n := rec.Vector(o), rec.VectorLen(o)
-		m.nodes = meta[start : int(start)+n*fbStructSize]
+	// vector returns a vector's start and length, checked against the
+	// header's size before anything is allocated for it.
+	vector := func(t flatbuffers.Table, slot flatbuffers.VOffsetT, elem int) (int, int, bool) {
+		o := flatbuffers.UOffsetT(t.Offset(slot))
+		if o == 0 {
+			return 0, 0, false
+		}
+		start, n := int(t.Vector(o)), t.VectorLen(o)
+		if n < 0 || start > len(meta) || n > (len(meta)-start)/elem {
+			panic(fmt.Sprintf("vector of %d elements at %d in a %d-byte header", n, start, len(meta)))
+		}
+		return start, n, true
 	}
-	if o := flatbuffers.UOffsetT(rec.Offset(fbRecordBuffers)); o != 0 {
-		start, n := rec.Vector(o), rec.VectorLen(o)
-		raw := meta[start : int(start)+n*fbStructSize]
+	m.length = rec.GetInt64Slot(fbRecordLength, 0)
+	if start, n, ok := vector(rec, fbRecordNodes, fbStructSize); ok {
+		m.nodes = meta[start : start+n*fbStructSize]
+	}
+	if start, n, ok := vector(rec, fbRecordBuffers, fbStructSize); ok {
+		raw := meta[start : start+n*fbStructSize]
 		m.buffers = make([]ipcBuffer, n)
 		for i := range m.buffers {
 			m.buffers[i] = ipcBuffer{
@@ -147,18 +158,16 @@ func parseBatchMeta(meta []byte) (m *batchMeta, err error) {
 			return nil, err
 		}
 	}
-	if o := flatbuffers.UOffsetT(rec.Offset(fbRecordVariadic)); o != 0 {
-		start, n := rec.Vector(o), rec.VectorLen(o)
+	if start, n, ok := vector(rec, fbRecordVariadic, 8); ok {
 		m.variadic = make([]int64, n)
 		for i := range m.variadic {
-			m.variadic[i] = flatbuffers.GetInt64(meta[int(start)+8*i:])
+			m.variadic[i] = flatbuffers.GetInt64(meta[start+8*i:])
 		}
 	}
-	if o := flatbuffers.UOffsetT(msg.Offset(fbMessageCustomMeta)); o != 0 {
-		start, n := msg.Vector(o), msg.VectorLen(o)
+	if start, n, ok := vector(msg, fbMessageCustomMeta, 4); ok {
 		m.custom = make([][2][]byte, n)
 		for i := range m.custom {
-			kvPos := start + flatbuffers.UOffsetT(4*i)
+			kvPos := flatbuffers.UOffsetT(start + 4*i)
 			kv := flatbuffers.Table{Bytes: meta, Pos: kvPos + flatbuffers.GetUOffsetT(meta[kvPos:])}
 			if o := flatbuffers.UOffsetT(kv.Offset(fbKey)); o != 0 {
 				m.custom[i][0] = kv.ByteVector(o + kv.Pos)
@@ -169,7 +178,7 @@ func parseBatchMeta(meta []byte) (m *batchMeta, err error) {
 		}
 	}
 	for _, b := range m.buffers {
-		if b.offset < 0 || b.length < 0 || b.offset+b.length > m.bodyLength {
+		if b.offset < 0 || b.length < 0 || b.offset > m.bodyLength || b.length > m.bodyLength-b.offset {
 			return nil, fmt.Errorf("malformed IPC message header: buffer [%d, +%d) outside a %d-byte body", b.offset, b.length, m.bodyLength)
 		}
 	}

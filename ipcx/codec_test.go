@@ -516,3 +516,132 @@ func TestDecompress_RejectsMalformed(t *testing.T) {
 }
 
 func setProcs(n int) int { return runtime.GOMAXPROCS(n) }
+
+func TestStreamWriter_Dictionaries(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt}, {Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	db := b.Field(0).(*array.BinaryDictionaryBuilder)
+	for i := 0; i < 50_000; i++ {
+		if err := db.AppendString(fmt.Sprintf("category-%03d", i%300)); err != nil {
+			t.Fatal(err)
+		}
+		b.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, comp := range []Compression{{Codec: CodecLZ4}, {Codec: CodecZSTD}, {Auto: true}} {
+		t.Run(comp.String(), func(t *testing.T) {
+			data := writeQuiver(t, comp, rec)
+			stock, err := ipc.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStream(t, stock, []arrow.RecordBatch{rec})
+			ours, err := NewReader(bytes.NewReader(data), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStream(t, ours, []arrow.RecordBatch{rec})
+		})
+	}
+}
+
+// FuzzDecompress feeds damaged messages to the decoder: it must return an
+// error or a body, never panic or allocate past MaxDecompressedBody.
+func FuzzDecompress(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	rec := testBatch(f, mem, 3000, 11)
+	defer rec.Release()
+	for _, codec := range []Codec{CodecLZ4, CodecZSTD} {
+		header, body := batchMessageTB(f, writeQuiver(f, Compression{Codec: codec}, rec))
+		f.Add(header, body)
+		header, body = batchMessageTB(f, writeArrow(f, codec, rec))
+		f.Add(header, body)
+	}
+	f.Fuzz(func(t *testing.T, header, body []byte) {
+		Decompress(header, body, func(n int) []byte {
+			if n > 64<<20 {
+				t.Skip("large claimed body")
+			}
+			return make([]byte, n)
+		})
+	})
+}
+
+func batchMessageTB(tb testing.TB, data []byte) (header, body []byte) {
+	tb.Helper()
+	for len(data) > 8 {
+		n := int(binary.LittleEndian.Uint32(data[4:]))
+		meta := data[8 : 8+n]
+		bodyLen, err := fbBodyLength(meta)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b := data[8+n : 8+n+int(bodyLen)]
+		if _, err := parseBatchMeta(meta); err == nil {
+			return meta, b
+		}
+		data = data[8+n+int(bodyLen):]
+	}
+	tb.Fatal("no batch in stream")
+	return nil, nil
+}
+
+func TestBufCache(t *testing.T) {
+	c := &bufCache{maxBytes: 10 << 20}
+	a := c.get(4 << 20)
+	c.put(a)
+	if b := c.get(3 << 20); cap(b) != cap(a) {
+		t.Errorf("get(3 MB) after put(4 MB): cap %d, want the kept %d", cap(b), cap(a))
+	}
+	c.put(a)
+	if b := c.get(1 << 10); cap(b) >= 4<<20 {
+		t.Errorf("get(1 KB) handed out a %d-byte buffer", cap(b))
+	}
+	for i := 0; i < 5; i++ {
+		c.put(make([]byte, 3<<20))
+	}
+	if c.held > c.maxBytes {
+		t.Errorf("holds %d bytes, more than %d", c.held, c.maxBytes)
+	}
+	c.put(make([]byte, 20<<20))
+	if c.held > c.maxBytes {
+		t.Errorf("holds %d bytes after an oversized put, more than %d", c.held, c.maxBytes)
+	}
+}
+
+// TestStreamWriter_MultiFrameZstd checks a buffer large enough to be
+// written as several zstd frames is read back by arrow-go's reader.
+func TestStreamWriter_MultiFrameZstd(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	nb := b.Field(0).(*array.Int64Builder)
+	for i := 0; i < 1_500_000; i++ { // 12 MB: three frames
+		nb.Append(int64(i) * 31)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	data := writeQuiver(t, Compression{Codec: CodecZSTD}, rec)
+	header, body := batchMessage(t, data)
+	m, err := parseBatchMeta(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := m.buffers[1]
+	frames, err := zstdFrames(body[buf.offset+8 : buf.offset+buf.length])
+	if err != nil || len(frames) < 2 {
+		t.Fatalf("data buffer: %d frames, %v; want several", len(frames), err)
+	}
+	rdr, err := ipc.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, rdr, []arrow.RecordBatch{rec})
+}

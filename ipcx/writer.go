@@ -29,7 +29,8 @@ type Compression struct {
 	// MinSavings is the fraction a buffer must shrink by to be sent
 	// compressed; 0 means DefaultMinSavings.
 	MinSavings float64
-	// Peer is the client's host. Auto starts with the codec Memory
+	// Peer is the client's host (an IP address). Auto sends a peer on
+	// this host uncompressed, and starts any other with the codec Memory
 	// remembers for it (DefaultPeerMemory when Memory is nil).
 	Peer   string
 	Memory *PeerMemory
@@ -70,8 +71,11 @@ type BatchStat struct {
 	// RawBytes is the uncompressed body; WireBytes the header and body
 	// as sent.
 	RawBytes, WireBytes int64
-	// Encode is the wall time compression took (zero for none).
-	Encode time.Duration
+	// EncodeStart is when compression of the batch began, Encode how
+	// long it took (zero for none). Batches compress while earlier ones
+	// still do, so Encode alone overstates the time per batch.
+	EncodeStart time.Time
+	Encode      time.Duration
 	// Send is how long SendMsg blocked; Sent is when it returned.
 	Send time.Duration
 	Sent time.Time
@@ -290,7 +294,7 @@ func (w *payloadWriter) sendQueued(msg *outMsg) error {
 			msg.header, msg.body = header, body
 			stat.Codec = msg.codec
 		}
-		stat.Encode = j.elapsed
+		stat.EncodeStart, stat.Encode = j.began, j.elapsed
 	}
 	start := time.Now()
 	n, err := w.sendMsg(msg)
@@ -394,6 +398,8 @@ func NewCompressedWriter(s MessageSender, comp Compression, opts ...ipc.Option) 
 	switch {
 	case comp.chooser != nil:
 		pw.chooser = comp.chooser
+	case comp.Auto && SameHost(comp.Peer):
+		pw.chooser = fixedChooser(CodecNone) // see codec_auto.go
 	case comp.Auto:
 		mem := comp.Memory
 		if mem == nil {
