@@ -26,9 +26,10 @@ type IngestConfig struct {
 	Reps     int
 }
 
-// flat14 builds the seed's flat Kafka row shape: 10 BIGINT and 4 VARCHAR
-// columns, in 64K-row batches.
-func flat14(rows int) ([]arrow.RecordBatch, int64) {
+// Flat14 builds the seed's flat Kafka row shape: 10 BIGINT and 4 VARCHAR
+// columns, in 64K-row batches, and their Arrow size in bytes. The caller
+// releases the batches.
+func Flat14(rows int) ([]arrow.RecordBatch, int64) {
 	fields := make([]arrow.Field, 0, 14)
 	for i := range 10 {
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("n%d", i), Type: arrow.PrimitiveTypes.Int64, Nullable: true})
@@ -66,7 +67,7 @@ const flat14DDL = "CREATE OR REPLACE TABLE %s (n0 BIGINT, n1 BIGINT, n2 BIGINT, 
 // INSERT INTO t2 SELECT * FROM t of the same rows on the same server, and
 // optionally duckdb-go's row Appender.
 func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
-	recs, size := flat14(cfg.Rows)
+	recs, size := Flat14(cfg.Rows)
 	defer func() {
 		for _, r := range recs {
 			r.Release()

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
@@ -37,40 +37,7 @@ var benchIngestData = sync.OnceValues(func() ([]arrow.RecordBatch, int64) {
 			rows = n
 		}
 	}
-	fields := make([]arrow.Field, 0, 14)
-	for i := range 10 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("n%d", i), Type: arrow.PrimitiveTypes.Int64, Nullable: true})
-	}
-	for i := range 4 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", i), Type: arrow.BinaryTypes.String, Nullable: true})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
-	defer b.Release()
-	const batch = 64 * 1024
-	var recs []arrow.RecordBatch
-	var size int64
-	for start := 0; start < rows; start += batch {
-		n := min(batch, rows-start)
-		for i := start; i < start+n; i++ {
-			for c := range 10 {
-				b.Field(c).(*array.Int64Builder).Append(int64(i)*int64(c+1) ^ int64(c))
-			}
-			for c := range 4 {
-				b.Field(10 + c).(*array.StringBuilder).Append("v" + strconv.Itoa(i*(c+3)))
-			}
-		}
-		rec := b.NewRecordBatch()
-		for _, col := range rec.Columns() {
-			for _, buf := range col.Data().Buffers() {
-				if buf != nil {
-					size += int64(buf.Len())
-				}
-			}
-		}
-		recs = append(recs, rec)
-	}
-	return recs, size
+	return bench.Flat14(rows)
 })
 
 func benchRows(recs []arrow.RecordBatch) int64 {
