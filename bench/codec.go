@@ -159,7 +159,7 @@ func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
 	mem := memory.NewGoAllocator()
 	for _, rows := range cfg.Rows {
 		rec := CodecBatch(mem, rows)
-		raw := bufferBytes(rec)
+		raw := ipcx.RecordBytes(rec)
 		for _, codec := range []ipcx.Codec{ipcx.CodecLZ4, ipcx.CodecZSTD} {
 			if err := ctx.Err(); err != nil {
 				rec.Release()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // FetchConfig configures the fetch suite.
@@ -158,7 +159,7 @@ func drainReader(rdr array.RecordReader) (int64, int64, error) {
 	var bytes, rows int64
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
-		bytes += bufferBytes(rec)
+		bytes += ipcx.RecordBytes(rec)
 		rows += rec.NumRows()
 	}
 	return bytes, rows, rdr.Err()

@@ -15,6 +15,7 @@ import (
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // IngestConfig configures the ingest suite.
@@ -54,7 +55,7 @@ func Flat14(rows int) ([]arrow.RecordBatch, int64) {
 			}
 		}
 		rec := b.NewRecordBatch()
-		size += bufferBytes(rec)
+		size += ipcx.RecordBytes(rec)
 		recs = append(recs, rec)
 	}
 	return recs, size

@@ -47,7 +47,7 @@ func Transport(ctx context.Context, cfg TransportConfig) (*Report, error) {
 	}()
 	var arrowBytes int64
 	for _, b := range batches {
-		arrowBytes += bufferBytes(b)
+		arrowBytes += ipcx.RecordBytes(b)
 	}
 
 	srv, addr, err := startTransportServer(batches, schema, mem)
@@ -121,18 +121,6 @@ func num20Batches(mem memory.Allocator, rows int, total int64) ([]arrow.RecordBa
 	return out, schema
 }
 
-func bufferBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		for _, b := range c.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-	}
-	return n
-}
-
 // transportServer serves the pre-built batches on DoGet and discards
 // DoPut streams, with quiver's gRPC settings and zero-copy writer.
 type transportServer struct {
@@ -189,7 +177,7 @@ func runDoGet(ctx context.Context, fc flight.Client) (int64, int64, error) {
 	defer r.Release()
 	var bytes, rows int64
 	for r.Next() {
-		bytes += bufferBytes(r.RecordBatch())
+		bytes += ipcx.RecordBytes(r.RecordBatch())
 		rows += r.RecordBatch().NumRows()
 	}
 	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
@@ -210,7 +198,7 @@ func runDoPut(ctx context.Context, fc flight.Client, batches []arrow.RecordBatch
 		if err := w.Write(b); err != nil {
 			return 0, 0, err
 		}
-		bytes += bufferBytes(b)
+		bytes += ipcx.RecordBytes(b)
 		rows += b.NumRows()
 	}
 	if err := w.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // BenchmarkTransport_DoGet streams 256 MB of pre-built batches per op
@@ -30,7 +31,7 @@ func BenchmarkTransport_DoGet(b *testing.B) {
 	fc := flight.NewClientFromConn(conn, nil)
 	var total int64
 	for _, r := range batches {
-		total += bufferBytes(r)
+		total += ipcx.RecordBytes(r)
 	}
 	b.SetBytes(total)
 	b.ReportAllocs()

@@ -155,26 +155,3 @@ func (t *tableWriter) Close() error {
 	}
 	return nil
 }
-
-// RecordBytes is the size of rec's Arrow buffers: what a result weighs on
-// the wire before compression.
-func RecordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
-}

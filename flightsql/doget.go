@@ -218,7 +218,7 @@ func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoG
 			if werr != nil {
 				cancel() // the client went away: stop DuckDB
 			} else {
-				bytesSent.Add(float64(recordBytes(rec)))
+				bytesSent.Add(float64(ipcx.RecordBytes(rec)))
 			}
 		}
 		rec.Release()
@@ -275,16 +275,4 @@ func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows) err
 		}
 	}
 	return r.Err()
-}
-
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		for _, b := range c.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-	}
-	return n
 }

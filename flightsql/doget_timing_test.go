@@ -7,6 +7,7 @@ import (
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkDoGet_Num20(b *testing.B) {
 		}
 		var n int64
 		for r.Next() {
-			n += client.RecordBytes(r.RecordBatch())
+			n += ipcx.RecordBytes(r.RecordBatch())
 		}
 		if err := r.Err(); err != nil {
 			b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // The ingest metrics.
@@ -472,7 +473,7 @@ func (in *ingestReader) Next() bool {
 	in.rows += rec.NumRows()
 	ingestReceived.Add(float64(rec.NumRows()))
 	for _, col := range rec.Columns() {
-		in.bytes += int64(arrayBytes(col.Data()))
+		in.bytes += ipcx.ArrayBytes(col.Data())
 	}
 	return true
 }
@@ -498,16 +499,3 @@ func (in *ingestReader) Err() error {
 
 func (in *ingestReader) Retain()  { in.r.Retain() }
 func (in *ingestReader) Release() { in.r.Release() }
-
-func arrayBytes(d arrow.ArrayData) int {
-	n := 0
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += b.Len()
-		}
-	}
-	for _, c := range d.Children() {
-		n += arrayBytes(c)
-	}
-	return n
-}

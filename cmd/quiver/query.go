@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 func init() {
@@ -106,7 +107,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("write %s: %w", format, err)
 		}
 		rows += rec.NumRows()
-		bytes += client.RecordBytes(rec)
+		bytes += ipcx.RecordBytes(rec)
 		prog.update(rows, bytes)
 	}
 	prog.finish()

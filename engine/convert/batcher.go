@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 // DefaultBatchRows is the row count a Batcher aims for when none is given.
@@ -153,20 +155,6 @@ func fixedBytes(dt arrow.DataType) int {
 	return 4 // string offsets; the bytes themselves are the column's bytes()
 }
 
-// arrayBytes is the size of every buffer of d, its children included.
-func arrayBytes(d arrow.ArrayData) int {
-	n := 0
-	for _, buf := range d.Buffers() {
-		if buf != nil {
-			n += buf.Len()
-		}
-	}
-	for _, c := range d.Children() {
-		n += arrayBytes(c)
-	}
-	return n
-}
-
 // Append adds every row of chunk to the current batch. The caller must cut
 // the batch with Flush when Full reports true; Append itself never splits a
 // chunk.
@@ -205,7 +193,7 @@ func (b *Batcher) appendSlow(chunk duckdb.DataChunk, n int) error {
 		col := rec.Column(j)
 		col.Retain()
 		b.slowParts[j] = append(b.slowParts[j], col)
-		b.slowBytes += arrayBytes(col.Data())
+		b.slowBytes += int(ipcx.ArrayBytes(col.Data()))
 	}
 	return nil
 }
