@@ -139,7 +139,7 @@ func (c *Client) Load(ctx context.Context, paths []string, opts LoadOptions) (Lo
 		return res, err
 	}
 	if opts.Read.Allocator == nil {
-		opts.Read.Allocator = c.mem
+		opts.Read.Allocator = c.allocator()
 	}
 	seq, err := newFileSeq(ctx, paths, opts.Read, opts.Progress)
 	if err != nil {

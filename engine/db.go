@@ -14,6 +14,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/quiverdata/quiver/engine/convert"
+	"github.com/quiverdata/quiver/mempool"
 )
 
 // BundledExtensions are the DuckDB extensions linked into quiver's binary.
@@ -48,7 +49,7 @@ type Options struct {
 	// conversion instead of the direct vector copy. It exists to check and
 	// measure the fast path against DuckDB's output.
 	FallbackOnly bool
-	// Allocator allocates result buffers; nil means a PoolAllocator.
+	// Allocator allocates result buffers; nil means a mempool.Allocator.
 	Allocator memory.Allocator
 	// Logger receives the engine's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -86,7 +87,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		d.log = slog.Default()
 	}
 	if d.mem == nil {
-		d.mem = NewPoolAllocator()
+		d.mem = mempool.New()
 	}
 
 	var cfg duckdb.Config

@@ -19,12 +19,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/session"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
+	"github.com/quiverdata/quiver/mempool"
 )
 
 // Options configure a Server.
@@ -64,11 +66,12 @@ func GRPCServerOptions() []grpc.ServerOption {
 		grpc.MaxSendMsgSize(MaxMessageSize),
 		grpc.InitialWindowSize(16 << 20),
 		grpc.InitialConnWindowSize(32 << 20),
-		grpc.ReadBufferSize(1 << 20),
+		grpc.ReadBufferSize(64 << 10), // see client.DialOptions
 		grpc.WriteBufferSize(1 << 20),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ForceServerCodecV2(ipcx.ServerCodec()),
+		experimental.BufferPool(&mempool.GRPC{}),
 	}
 }
 

@@ -39,11 +39,13 @@ func (c clientCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c clientCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	fd, ok := v.(*flight.FlightData)
-	if !ok {
-		return c.proto.Unmarshal(data, v)
+	switch m := v.(type) {
+	case *FlightMessage:
+		return m.unmarshal(data)
+	case *flight.FlightData:
+		return unmarshalDecompress(data, m)
 	}
-	return unmarshalDecompress(data, fd)
+	return c.proto.Unmarshal(data, v)
 }
 
 // unmarshalDecompress decodes a FlightData and decompresses its body.

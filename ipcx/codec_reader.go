@@ -47,9 +47,10 @@ func NewReader(r io.Reader, mem memory.Allocator, opts ...ipc.Option) (*ipc.Read
 		mem = memory.DefaultAllocator
 	}
 	mr := NewMessageReader(r, mem)
-	defer mr.Release()
+	// The IPC reader takes over mr's reference and releases it.
 	rdr, err := ipc.NewReaderFromMessageReader(mr, append([]ipc.Option{ipc.WithAllocator(mem)}, opts...)...)
 	if err != nil {
+		mr.Release()
 		return nil, fmt.Errorf("read IPC stream: %w", err)
 	}
 	return rdr, nil

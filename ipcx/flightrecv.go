@@ -1,0 +1,207 @@
+package ipcx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+)
+
+// FlightMessage is a FlightData as the client codec decodes it for
+// NewFlightReader. The small fields are copied out of gRPC's receive
+// buffers; the body is copied once, straight from those buffers into
+// memory from Mem, so a reader can hand it to its batches and give it
+// back to Mem when the last of them is released. (arrow-go's Flight
+// reader takes a FlightData whose body is a plain byte slice, which it
+// can never return, so every batch costs fresh, zeroed memory.) A
+// compressed batch is decompressed here into a second buffer from Mem.
+type FlightMessage struct {
+	// Mem allocates the body; set it before RecvMsg. nil means Go memory.
+	Mem         memory.Allocator
+	Descriptor  *flight.FlightDescriptor
+	Header      []byte
+	AppMetadata []byte
+	// Body is nil when the message has none; the receiver owns the
+	// reference.
+	Body *memory.Buffer
+}
+
+// unmarshal decodes the protobuf FlightData in data into m.
+func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
+	alloc := m.Mem
+	if alloc == nil {
+		alloc = memory.DefaultAllocator
+	}
+	m.Descriptor, m.Header, m.AppMetadata = nil, nil, nil
+	if m.Body != nil {
+		m.Body.Release()
+		m.Body = nil
+	}
+	defer func() {
+		if err != nil && m.Body != nil {
+			m.Body.Release()
+			m.Body = nil
+		}
+	}()
+	r := data.Reader()
+	defer r.Close()
+	for r.Remaining() > 0 {
+		tag, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("decode FlightData: tag: %w", unexpectedEOF(err))
+		}
+		num, typ := tag>>3, tag&7
+		switch typ {
+		case 0: // varint
+			if _, err := binary.ReadUvarint(r); err != nil {
+				return fmt.Errorf("decode FlightData field %d: %w", num, unexpectedEOF(err))
+			}
+			continue
+		case 1, 5: // fixed64, fixed32
+			n := 8
+			if typ == 5 {
+				n = 4
+			}
+			if k, _ := r.Discard(n); k != n {
+				return fmt.Errorf("decode FlightData field %d: %w", num, io.ErrUnexpectedEOF)
+			}
+			continue
+		case 2: // length-delimited
+		default:
+			return fmt.Errorf("decode FlightData field %d: wire type %d", num, typ)
+		}
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("decode FlightData field %d: length: %w", num, unexpectedEOF(err))
+		}
+		if n > uint64(r.Remaining()) {
+			return fmt.Errorf("decode FlightData field %d: %d bytes announced, %d left: %w", num, n, r.Remaining(), io.ErrUnexpectedEOF)
+		}
+		switch num {
+		case 1, fieldDataHeader, fieldAppMetadata:
+			b := make([]byte, n)
+			io.ReadFull(r, b) // cannot fail: n ≤ Remaining
+			switch num {
+			case 1:
+				m.Descriptor = &flight.FlightDescriptor{}
+				if err := proto.Unmarshal(b, m.Descriptor); err != nil {
+					return fmt.Errorf("decode FlightData descriptor: %w", err)
+				}
+			case fieldDataHeader:
+				m.Header = b
+			default:
+				m.AppMetadata = b
+			}
+		case fieldDataBody:
+			if m.Body != nil {
+				m.Body.Release()
+			}
+			m.Body = memory.NewBufferWithAllocator(alloc.Allocate(int(n)), alloc)
+			io.ReadFull(r, m.Body.Bytes())
+		default:
+			r.Discard(int(n))
+		}
+	}
+	if m.Body == nil || m.Header == nil {
+		return nil
+	}
+	var out *memory.Buffer
+	header, _, changed, err := Decompress(m.Header, m.Body.Bytes(), func(n int) []byte {
+		out = memory.NewBufferWithAllocator(alloc.Allocate(n), alloc)
+		return out.Bytes()
+	})
+	if err != nil {
+		if out != nil {
+			out.Release()
+		}
+		return fmt.Errorf("decompress FlightData: %w", err)
+	}
+	if changed {
+		m.Body.Release()
+		m.Header, m.Body = header, out
+	}
+	return nil
+}
+
+// flightStream is the receiving half of a Flight stream (DoGet,
+// DoExchange): grpc.ClientStream's RecvMsg.
+type flightStream interface {
+	RecvMsg(m any) error
+}
+
+// NewFlightReader reads a Flight data stream (the client end of DoGet or
+// DoExchange) as Arrow batches with arrow-go's IPC reader. The stream's
+// connection must use ClientCodec. Batch bodies come from alloc (nil: Go
+// memory) and go back to it when the last batch using them is released.
+//
+// Recycled memory is reused at once, so a Go string taken from a batch
+// (array.String.Value aliases the batch) must not outlive the batch; give
+// Go memory for results whose strings a consumer may keep.
+func NewFlightReader(stream flightStream, alloc memory.Allocator, opts ...ipc.Option) (*ipc.Reader, error) {
+	if alloc == nil {
+		alloc = memory.DefaultAllocator
+	}
+	mr := &flightMessageReader{s: stream, mem: alloc}
+	mr.refs.Store(1)
+	// The IPC reader takes over mr's reference and releases it.
+	rdr, err := ipc.NewReaderFromMessageReader(mr, append([]ipc.Option{ipc.WithAllocator(alloc)}, opts...)...)
+	if err != nil {
+		mr.Release()
+		return nil, err
+	}
+	return rdr, nil
+}
+
+// flightMessageReader hands FlightMessages to arrow-go's IPC reader.
+type flightMessageReader struct {
+	s    flightStream
+	mem  memory.Allocator
+	refs atomic.Int64
+	msg  *ipc.Message
+}
+
+func (r *flightMessageReader) Retain() { r.refs.Add(1) }
+
+func (r *flightMessageReader) Release() {
+	if r.refs.Add(-1) == 0 && r.msg != nil {
+		r.msg.Release()
+		r.msg = nil
+	}
+}
+
+// Message receives the next message; it is valid until the next call.
+// At the end of the stream it returns io.EOF; a failed call returns
+// gRPC's status error unchanged.
+func (r *flightMessageReader) Message() (*ipc.Message, error) {
+	if r.msg != nil {
+		r.msg.Release()
+		r.msg = nil
+	}
+	m := FlightMessage{Mem: r.mem}
+	if err := r.s.RecvMsg(&m); err != nil {
+		if m.Body != nil {
+			m.Body.Release()
+		}
+		return nil, err
+	}
+	if len(m.Header) == 0 {
+		if m.Body != nil {
+			m.Body.Release()
+		}
+		return nil, errors.New("read Flight stream: FlightData without an IPC header")
+	}
+	body := m.Body
+	if body == nil {
+		body = memory.NewBufferBytes(nil)
+	}
+	r.msg = ipc.NewMessage(memory.NewBufferBytes(m.Header), body)
+	body.Release() // the message holds it now
+	return r.msg, nil
+}
