@@ -20,12 +20,17 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 )
 
 var scanSeq atomic.Uint64
+
+// RowGroupSize is the rows in a DuckDB row group.
+const RowGroupSize = 122_880
 
 // InsertArrow inserts every batch that r yields into the table named by
 // target (already quoted, e.g. "main"."t") with one
@@ -34,7 +39,16 @@ var scanSeq atomic.Uint64
 // reader; it casts each column to the table's type. The insert is one
 // statement: if r fails midway (its Err), nothing is inserted. It returns
 // the number of rows inserted.
+//
+// Batches reach DuckDB with at least a row group's rows: smaller ones are
+// concatenated first. DuckDB writes a batch that fills a row group
+// straight to its own row group, in parallel; smaller ones it collects
+// and merges at the end on one thread. With 64K-row batches the insert
+// ran at half the rate of 128K-row ones, which match DuckDB's native
+// INSERT … SELECT.
 func (c *Conn) InsertArrow(ctx context.Context, target string, columns []string, r array.RecordReader) (int64, error) {
+	r = newCoalescer(r, RowGroupSize, c.db.mem)
+	defer r.Release()
 	view := fmt.Sprintf("__quiver_scan_%d", scanSeq.Add(1))
 	stream := (*cdata.CArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	defer C.free(unsafe.Pointer(stream))
@@ -67,4 +81,103 @@ func (c *Conn) InsertArrow(ctx context.Context, target string, columns []string,
 		return 0, err
 	}
 	return n, nil
+}
+
+// coalescer is a RecordReader that concatenates the batches of its
+// source until they hold at least min rows. A batch that is already big
+// enough passes through without a copy.
+type coalescer struct {
+	src  array.RecordReader
+	min  int64
+	mem  memory.Allocator
+	cur  arrow.RecordBatch
+	err  error
+	refs atomic.Int64
+}
+
+func newCoalescer(src array.RecordReader, min int64, mem memory.Allocator) *coalescer {
+	src.Retain()
+	c := &coalescer{src: src, min: min, mem: mem}
+	c.refs.Store(1)
+	return c
+}
+
+func (c *coalescer) Retain() { c.refs.Add(1) }
+
+func (c *coalescer) Release() {
+	if c.refs.Add(-1) == 0 {
+		if c.cur != nil {
+			c.cur.Release()
+			c.cur = nil
+		}
+		c.src.Release()
+	}
+}
+
+func (c *coalescer) Schema() *arrow.Schema { return c.src.Schema() }
+
+func (c *coalescer) RecordBatch() arrow.RecordBatch { return c.cur }
+
+// Record is RecordBatch.
+//
+// Deprecated: use RecordBatch.
+func (c *coalescer) Record() arrow.RecordBatch { return c.cur }
+
+func (c *coalescer) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.src.Err()
+}
+
+func (c *coalescer) Next() bool {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	var parts []arrow.RecordBatch
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	var rows int64
+	for rows < c.min && c.src.Next() {
+		rec := c.src.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		rec.Retain()
+		parts = append(parts, rec)
+		rows += rec.NumRows()
+	}
+	switch len(parts) {
+	case 0:
+		return false
+	case 1:
+		c.cur, parts = parts[0], nil
+		return true
+	}
+	cols := make([]arrow.Array, len(parts[0].Columns()))
+	defer func() {
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	chunk := make([]arrow.Array, len(parts))
+	for i := range cols {
+		for j, p := range parts {
+			chunk[j] = p.Column(i)
+		}
+		a, err := array.Concatenate(chunk, c.mem)
+		if err != nil {
+			c.err = fmt.Errorf("coalesce batches, column %s: %w", c.Schema().Field(i).Name, err)
+			return false
+		}
+		cols[i] = a
+	}
+	c.cur = array.NewRecordBatch(c.Schema(), cols, rows)
+	return true
 }

@@ -93,3 +93,52 @@ func TestConn_InsertArrow(t *testing.T) {
 		t.Errorf("non-null s: got %d, want 16000", cnt)
 	}
 }
+
+// TestConn_InsertArrowCoalesces checks small batches that are joined into
+// row-group-sized ones arrive whole, in order, with their memory freed,
+// and that a failure after the first joined batch still inserts nothing.
+func TestConn_InsertArrowCoalesces(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dbMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer dbMem.AssertSize(t, 0)
+	db := openTest(t, engine.Options{Allocator: dbMem})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
+		t.Fatal(err)
+	}
+	const batches, rows = 60, 5000 // 300,000 rows: 2 row groups and a bit
+	schema, recs := makeBatches(t, mem, batches, rows)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+
+	failing, _ := array.NewRecordReader(schema, recs)
+	_, err = c.InsertArrow(ctx, `"ing"`, nil, &failingReader{RecordReader: failing, failAt: 40})
+	failing.Release()
+	if err == nil {
+		t.Fatal("failing reader: got no error")
+	}
+
+	rdr, _ := array.NewRecordReader(schema, recs)
+	n, err := c.InsertArrow(ctx, `"ing"`, nil, rdr)
+	rdr.Release()
+	if err != nil || n != batches*rows {
+		t.Fatalf("insert: got %d, %v; want %d", n, err, batches*rows)
+	}
+	got := collect(t, db, `SELECT count(*), count(s), count(*) FILTER (WHERE id <> rn)
+		FROM (SELECT id, s, row_number() OVER () - 1 AS rn FROM ing)`)
+	defer releaseAll(got)
+	for i, want := range []int64{batches * rows, batches * rows * 4 / 5, 0} {
+		if v := got[0].Column(i).(*array.Int64).Value(0); v != want {
+			t.Errorf("column %d: got %d, want %d (rows, non-null s, rows out of order)", i, v, want)
+		}
+	}
+}
