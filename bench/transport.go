@@ -196,8 +196,10 @@ func runDoPut(ctx context.Context, fc flight.Client, batches []arrow.RecordBatch
 	if err != nil {
 		return 0, 0, err
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("sink")})
+	w := ipcx.NewWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err := w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("sink")}); err != nil {
+		return 0, 0, err
+	}
 	var bytes, rows int64
 	for _, b := range batches {
 		if err := w.Write(b); err != nil {

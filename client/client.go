@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -20,6 +22,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/ipcx"
@@ -84,8 +88,10 @@ func DialOptions() []grpc.DialOption {
 // Client is a connection to a quiver server. It is safe for concurrent use.
 type Client struct {
 	sql *flightsql.Client
-	md  metadata.MD
-	mem memory.Allocator
+	// compression is Config.Compression; host is the server's host.
+	compression, host string
+	md                metadata.MD
+	mem               memory.Allocator
 }
 
 // Dial connects and, when a user is given, authenticates with Basic
@@ -108,7 +114,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}
-	c := &Client{sql: sc, md: metadata.MD{}, mem: mem}
+	host, _, _ := net.SplitHostPort(cfg.Addr)
+	c := &Client{sql: sc, md: metadata.MD{}, mem: mem, compression: cfg.Compression, host: host}
 	if cfg.Compression != "" {
 		c.md.Set(CompressionHeader, cfg.Compression)
 	}
@@ -213,8 +220,93 @@ func hasVarWidth(dt arrow.DataType) bool {
 
 // Ingest bulk-loads the batches of rdr into table through Flight SQL's
 // CommandStatementIngest and returns the rows written.
+//
+// The batches go through quiver's IPC writer: their buffers are handed to
+// gRPC without the two copies arrow-go's Flight writer makes, and they
+// are compressed (Config.Compression: lz4, zstd or auto) in parallel. A
+// reader that yields no batch at all fails with ErrNoRows and creates
+// nothing; a reader that fails midway cancels the call, and the server
+// keeps none of its rows.
 func (c *Client) Ingest(ctx context.Context, rdr array.RecordReader, opts *flightsql.ExecuteIngestOpts) (int64, error) {
-	return c.sql.ExecuteIngest(c.Context(ctx), rdr, opts)
+	return c.ingest(ctx, rdr, opts, c.compression)
+}
+
+func (c *Client) ingest(ctx context.Context, rdr array.RecordReader, opts *flightsql.ExecuteIngestOpts, compression string) (int64, error) {
+	cmd := (*pb.CommandStatementIngest)(opts)
+	if cmd.GetTableDefinitionOptions() == nil || cmd.GetTable() == "" {
+		return 0, errors.New("ingest: the table and its table definition options are required")
+	}
+	comp := ipcx.Compression{}
+	if compression != "" {
+		var err error
+		if comp, err = ipcx.ParseCompression(compression); err != nil {
+			return 0, err
+		}
+		comp.Peer = c.host
+	}
+	any, err := anypb.New(cmd)
+	if err != nil {
+		return 0, fmt.Errorf("encode ingest command: %w", err)
+	}
+	desc, err := proto.Marshal(any)
+	if err != nil {
+		return 0, fmt.Errorf("encode ingest command: %w", err)
+	}
+	// Cancelling the call is what tells the server to abort.
+	ctx, cancel := context.WithCancel(c.Context(ctx))
+	defer cancel()
+	stream, err := c.sql.Client.DoPut(ctx)
+	if err != nil {
+		return 0, err
+	}
+	w := ipcx.NewCompressedWriter(stream, comp, ipc.WithSchema(rdr.Schema()))
+	if err := w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: desc}); err != nil {
+		return 0, err
+	}
+	batches := 0
+	var werr error
+	for rdr.Next() {
+		if werr = w.Write(rdr.RecordBatch()); werr != nil {
+			break // the server's own error comes with its answer below
+		}
+		batches++
+	}
+	if err := rdr.Err(); err != nil {
+		cancel()
+		w.Close()
+		return 0, err
+	}
+	if batches == 0 && werr == nil {
+		cancel()
+		w.Close()
+		return 0, ErrNoRows
+	}
+	if err := w.Close(); err != nil && werr == nil {
+		werr = err
+	}
+	if err := stream.CloseSend(); err != nil && werr == nil {
+		werr = err
+	}
+	res, err := stream.Recv()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if werr != nil {
+			return 0, werr
+		}
+		return 0, errors.New("ingest: the server ended the call without a result")
+	}
+	var upd pb.DoPutUpdateResult
+	if err := proto.Unmarshal(res.GetAppMetadata(), &upd); err != nil {
+		return 0, fmt.Errorf("decode ingest result: %w", err)
+	}
+	// The server sends the count even when the ingest failed; the
+	// failure, if any, ends the call.
+	if _, err := stream.Recv(); err != nil && !errors.Is(err, io.EOF) {
+		return upd.GetRecordCount(), err
+	}
+	return upd.GetRecordCount(), nil
 }
 
 // Result streams a query result across its endpoints, in order. It

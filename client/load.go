@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/quiverdata/quiver/ipcx"
 )
 
-// ErrNoRows is returned by Load for files that hold no rows: arrow-go's
-// ingest sends no schema for a stream without batches, so the server can
-// neither create nor check the table.
-var ErrNoRows = errors.New("the files hold no rows: nothing was loaded and no table was created")
+// ErrNoRows is returned by Load for files that hold no rows, and by
+// Ingest for a reader without batches: nothing is loaded and no table is
+// created.
+var ErrNoRows = errors.New("the input holds no rows: nothing was loaded and no table was created")
 
 // Mode is what a load does to its table, as quiver load --mode names it.
 type Mode string
@@ -61,31 +61,13 @@ func (m Mode) TableDefinitionOptions() (*flightsql.TableDefinitionOptions, error
 	return &o, nil
 }
 
-// IPCCompression returns the IPC writer options for a --compression value:
-// lz4, zstd, or none (or empty). Buffers that do not shrink by a tenth are
-// sent as they are.
-func IPCCompression(name string) ([]ipc.Option, error) {
-	var codec ipc.Option
-	switch name {
-	case "", "none":
-		return nil, nil
-	case "lz4":
-		codec = ipc.WithLZ4()
-	case "zstd":
-		codec = ipc.WithZstd()
-	default:
-		return nil, fmt.Errorf("unknown compression %q: want lz4, zstd or none", name)
-	}
-	return []ipc.Option{codec, ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)), ipc.WithMinSpaceSavings(0.1)}, nil
-}
-
 // LoadOptions configure Load.
 type LoadOptions struct {
 	// Table is the target table; Catalog and Schema qualify it (the
 	// session's defaults when empty).
 	Table, Catalog, Schema string
 	Mode                   Mode
-	// Compression of the uploaded IPC bodies: lz4, zstd or none.
+	// Compression of the uploaded IPC bodies: lz4, zstd, auto or none.
 	Compression string
 	// Read says how files are read; Read.Allocator defaults to the
 	// client's.
@@ -134,9 +116,10 @@ func (c *Client) Load(ctx context.Context, paths []string, opts LoadOptions) (Lo
 	if err != nil {
 		return res, err
 	}
-	ipcOpts, err := IPCCompression(opts.Compression)
-	if err != nil {
-		return res, err
+	if opts.Compression != "" {
+		if _, err := ipcx.ParseCompression(opts.Compression); err != nil {
+			return res, err
+		}
 	}
 	if opts.Read.Allocator == nil {
 		opts.Read.Allocator = c.allocator()
@@ -158,8 +141,7 @@ func (c *Client) Load(ctx context.Context, paths []string, opts LoadOptions) (Lo
 	// ingest returns on a reader error without closing the stream.
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ipcOpts = append(ipcOpts, ipc.WithAllocator(opts.Read.Allocator))
-	res.Rows, err = c.sql.ExecuteIngestWithIPC(c.Context(ictx), seq, cmd, ipcOpts)
+	res.Rows, err = c.ingest(ictx, seq, cmd, opts.Compression)
 	res.Elapsed = time.Since(start)
 	if err != nil {
 		if serr := seq.Err(); serr != nil {

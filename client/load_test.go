@@ -419,7 +419,7 @@ func TestClient_Load(t *testing.T) {
 		{"schemas differ", "other.csv", "every file must share one schema"},
 		{"bad value in a later file", "bad.csv", "oops"},
 		{"missing file", "nope.parquet", "no such file"},
-		{"no rows", "empty.csv", "hold no rows"},
+		{"no rows", "empty.csv", "holds no rows"},
 		{"unknown format", "notes.txt", "unknown file format"},
 	}
 	for _, tt := range failures {

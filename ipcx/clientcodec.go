@@ -55,6 +55,9 @@ func unmarshalDecompress(data mem.BufferSlice, fd *flight.FlightData) error {
 	if err := UnmarshalFlightData(buf, fd); err != nil {
 		return err
 	}
+	if len(fd.DataHeader) == 0 {
+		return nil // a descriptor or app metadata alone
+	}
 	header, body, changed, err := Decompress(fd.DataHeader, fd.DataBody, nil)
 	if err != nil {
 		return fmt.Errorf("decompress FlightData: %w", err)

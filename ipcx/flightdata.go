@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/encoding"
 	_ "google.golang.org/grpc/encoding/proto" // registers the "proto" codec ServerCodec wraps
 	"google.golang.org/grpc/mem"
@@ -21,6 +22,7 @@ import (
 
 // FlightData field numbers (Flight.proto).
 const (
+	fieldDescriptor  = 1
 	fieldDataHeader  = 2
 	fieldAppMetadata = 3
 	fieldDataBody    = 1000
@@ -30,6 +32,9 @@ const (
 // slices that are sent as they are. The slices must stay unchanged until
 // gRPC has written them; set Hold to learn when that is.
 type RawFlightData struct {
+	// Descriptor is a serialised FlightDescriptor (the first message of
+	// an upload carries one).
+	Descriptor  []byte
 	Header      []byte
 	AppMetadata []byte
 	Body        [][]byte
@@ -89,7 +94,11 @@ func (f *RawFlightData) Write(p []byte) (int, error) {
 // encode returns the protobuf encoding: a small prefix with the header,
 // app metadata and the body's tag and length, then the body slices.
 func (f *RawFlightData) encode() mem.BufferSlice {
-	prefix := make([]byte, 0, len(f.Header)+len(f.AppMetadata)+32)
+	prefix := make([]byte, 0, len(f.Descriptor)+len(f.Header)+len(f.AppMetadata)+40)
+	if len(f.Descriptor) > 0 {
+		prefix = protowire.AppendTag(prefix, fieldDescriptor, protowire.BytesType)
+		prefix = protowire.AppendBytes(prefix, f.Descriptor)
+	}
 	if len(f.Header) > 0 {
 		prefix = protowire.AppendTag(prefix, fieldDataHeader, protowire.BytesType)
 		prefix = protowire.AppendBytes(prefix, f.Header)
@@ -140,9 +149,15 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.proto.Marshal(v)
 }
 
+// Unmarshal decodes FlightData (DoPut, DoExchange uploads) like the
+// client codec does: one copy out of gRPC's buffers instead of the
+// protobuf codec's two, and compressed batches decompressed in parallel.
 func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
-	if _, ok := v.(*RawFlightData); ok {
+	switch m := v.(type) {
+	case *RawFlightData:
 		return fmt.Errorf("ipcx: RawFlightData is send-only")
+	case *flight.FlightData:
+		return unmarshalDecompress(data, m)
 	}
 	return c.proto.Unmarshal(data, v)
 }

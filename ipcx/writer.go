@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
 )
 
 // MessageSender sends one message on a gRPC stream; every grpc.ServerStream
@@ -138,6 +140,9 @@ type payloadWriter struct {
 	// cur is the record being written: its buffers are the uncompressed
 	// payload bodies, kept alive until gRPC has sent them.
 	cur arrow.RecordBatch
+
+	// desc goes with the next message sent (SetFlightDescriptor).
+	desc []byte
 
 	queue  chan *outMsg
 	sender sync.WaitGroup
@@ -328,7 +333,8 @@ func (w *payloadWriter) send(msg *outMsg) error {
 
 func (w *payloadWriter) sendMsg(msg *outMsg) (int64, error) {
 	defer msg.hold.Done()
-	fd := &RawFlightData{Header: msg.header, Hold: msg.hold}
+	fd := &RawFlightData{Descriptor: w.desc, Header: msg.header, Hold: msg.hold}
+	w.desc = nil
 	for _, b := range msg.body {
 		fd.AddBody(b)
 	}
@@ -414,6 +420,17 @@ func NewCompressedWriter(s MessageSender, comp Compression, opts ...ipc.Option) 
 	// references it.
 	opts = append(opts, ipc.WithAllocator(memory.NewGoAllocator()))
 	return &Writer{Writer: ipc.NewWriterWithPayloadWriter(pw, opts...), pw: pw}
+}
+
+// SetFlightDescriptor sends d with the first message (the schema), as a
+// DoPut upload must. Call it before the first Write.
+func (w *Writer) SetFlightDescriptor(d *flight.FlightDescriptor) error {
+	b, err := proto.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encode flight descriptor: %w", err)
+	}
+	w.pw.desc = b
+	return nil
 }
 
 // Write writes rec. It keeps a reference to rec until gRPC has sent the

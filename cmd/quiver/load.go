@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/ipcx"
 )
 
 func init() {
@@ -40,7 +41,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&mode, "mode", "create", "create (fail if it exists), append (fail if missing), replace, or create_append")
 	fs.StringVar(&catalog, "catalog", "", "catalog of the table (default: the server's)")
 	fs.StringVar(&schema, "schema", "", "schema of the table (default: the server's)")
-	fs.StringVar(&codec, "compression", "none", "compress the upload: lz4, zstd or none")
+	fs.StringVar(&codec, "compression", "none", "compress the upload: lz4, zstd, auto or none")
 	fs.IntVar(&batchRows, "batch-rows", client.DefaultBatchRows, "rows per batch sent")
 	fs.IntVar(&inferRows, "infer-rows", client.DefaultInferRows, "CSV rows or NDJSON lines sampled to infer column types")
 	fs.StringVar(&schemaFrom, "schema-from", "", "read CSV and NDJSON files with the schema of this file instead of inferring one")
@@ -59,7 +60,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("bad --mode: %v", err)
 	}
-	if _, err := client.IPCCompression(codec); err != nil {
+	if _, err := ipcx.ParseCompression(codec); err != nil {
 		return usagef("bad --compression: %v", err)
 	}
 	if batchRows <= 0 || inferRows <= 0 {
