@@ -96,4 +96,3 @@ func TestClient_Ingest(t *testing.T) {
 		})
 	}
 }
-
