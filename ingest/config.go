@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/mempool"
 )
 
 // Names of the columns the pipeline adds to every main and normalized row,
@@ -110,7 +111,9 @@ type Config struct {
 	Threads     int
 	MemoryLimit string
 
-	// Allocator builds the decoded Arrow batches; nil means Go memory.
+	// Allocator builds the decoded Arrow batches; nil means a recycling
+	// allocator (batches are released once committed, and the same sizes
+	// come back batch after batch).
 	Allocator memory.Allocator
 	// Logger receives the pipeline's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -164,7 +167,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	if c.Allocator == nil {
-		c.Allocator = memory.NewGoAllocator()
+		c.Allocator = mempool.New()
 	}
 	var err error
 	if c.DBPath != "" {
