@@ -224,10 +224,6 @@ func runDoPut(ctx context.Context, fc flight.Client, batches []arrow.RecordBatch
 // batches to each connection, as they lie in memory: the raw-socket
 // ceiling for moving the same bytes Flight moves.
 func startBatchTCPSource(batches []arrow.RecordBatch) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("listen: %w", err)
-	}
 	var bufs [][]byte
 	for _, b := range batches {
 		for _, col := range b.Columns() {
@@ -238,34 +234,35 @@ func startBatchTCPSource(batches []arrow.RecordBatch) (string, func(), error) {
 			}
 		}
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				var n int64
-				if _, err := fmt.Fscanf(c, "%d\n", &n); err != nil {
-					return
-				}
-				nb := net.Buffers(append([][]byte(nil), bufs...))
-				nb.WriteTo(c)
-			}()
-		}
-	}()
-	return ln.Addr().String(), func() { ln.Close() }, nil
+	return serveTCP(func(c net.Conn, _ int64) {
+		nb := net.Buffers(append([][]byte(nil), bufs...))
+		nb.WriteTo(c)
+	})
 }
 
 // startTCPSink starts a loopback server that writes n requested bytes to
-// each connection: the raw-socket ceiling for a server-to-client stream.
+// each connection from one reused buffer: the raw-socket ceiling for a
+// server-to-client stream of n bytes.
 func startTCPSink() (string, func(), error) {
+	buf := make([]byte, 1<<20)
+	return serveTCP(func(c net.Conn, n int64) {
+		for n > 0 {
+			k := min(n, int64(len(buf)))
+			if _, err := c.Write(buf[:k]); err != nil {
+				return
+			}
+			n -= k
+		}
+	})
+}
+
+// serveTCP starts a loopback server that reads a byte count (a line) from
+// each connection, then hands it to send.
+func serveTCP(send func(c net.Conn, n int64)) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("listen: %w", err)
 	}
-	buf := make([]byte, 1<<20)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -278,16 +275,7 @@ func startTCPSink() (string, func(), error) {
 				if _, err := fmt.Fscanf(c, "%d\n", &n); err != nil {
 					return
 				}
-				for n > 0 {
-					k := int64(len(buf))
-					if n < k {
-						k = n
-					}
-					if _, err := c.Write(buf[:k]); err != nil {
-						return
-					}
-					n -= k
-				}
+				send(c, n)
 			}()
 		}
 	}()

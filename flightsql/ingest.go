@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,6 +103,12 @@ func planIngest(cmd flightsql.StatementIngest) (ingestPlan, error) {
 // needs a transaction and is dropped when the transaction ends. Backend
 // options (CommandStatementIngest.options) are ignored.
 func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.StatementIngest, r flight.MessageReader) (n int64, err error) {
+	return s.ingestStream(ctx, cmd, r)
+}
+
+// ingestStream is DoPutCommandStatementIngest over any reader: the
+// service's own DoPut reads uploads into recycled memory.
+func (s *Server) ingestStream(ctx context.Context, cmd flightsql.StatementIngest, r array.RecordReader) (n int64, err error) {
 	start := time.Now()
 	p, err := planIngest(cmd)
 	if err != nil {
@@ -206,6 +213,10 @@ func (s *Server) ingest(ctx context.Context, c *engine.Conn, p ingestPlan, schem
 	n, err := c.InsertArrow(ctx, tgt.name, columns, in)
 	if err != nil {
 		if rerr := in.Err(); rerr != nil {
+			if _, grpcErr := status.FromError(rerr); !grpcErr && ctx.Err() == nil && !errors.Is(rerr, context.Canceled) {
+				// Not the call failing: the client sent something that is not Arrow.
+				return 0, invalidf("ingest into %s: the client's stream is malformed after %d rows: %v", tgt.name, in.rows, rerr)
+			}
 			return 0, toStatus(fmt.Errorf("ingest into %s: read the client's stream after %d rows: %w", tgt.name, in.rows, rerr))
 		}
 		if ctx.Err() != nil {
@@ -451,7 +462,7 @@ func (t *txn) release() {
 // as soon as the call's context ends.
 type ingestReader struct {
 	ctx         context.Context
-	r           flight.MessageReader
+	r           array.RecordReader
 	rows, bytes int64
 	err         error
 }

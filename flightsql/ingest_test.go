@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -900,3 +901,78 @@ func TestServer_IngestConcurrent(t *testing.T) {
 		t.Errorf("rows in shared: got %s, want 40000", got)
 	}
 }
+
+// TestServer_DoPutMalformed sends uploads that are not Arrow: each is
+// refused with a clear error, nothing is created, nothing leaks, and the
+// server goes on serving.
+func TestServer_DoPutMalformed(t *testing.T) {
+	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	srv := testutil.StartServer(t, server.Config{Allocator: srvMem})
+	t.Cleanup(func() { waitFreed(t, srvMem) })
+	c := testutil.Dial(t, srv, client.Config{})
+	cmd, err := anypb.New(&pb.CommandStatementIngest{Table: "never", TableDefinitionOptions: modeCreate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, _ := proto.Marshal(cmd)
+	ingestDesc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: desc}
+	// A valid schema message, to follow with a broken batch.
+	var sink []*flight.FlightData
+	w := flight.NewRecordWriter(sendFunc(func(fd *flight.FlightData) error {
+		sink = append(sink, proto.Clone(fd).(*flight.FlightData))
+		return nil
+	}), ipc.WithSchema(flatSchema))
+	recs := flatBatches(memory.DefaultAllocator, 0, 1, 100)
+	defer releaseAll(recs)
+	if err := w.Write(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	schemaMsg, batchMsg := sink[0], sink[1]
+
+	for _, tc := range []struct {
+		name string
+		msgs []*flight.FlightData
+		want codes.Code
+	}{
+		{"no message at all", nil, codes.InvalidArgument},
+		{"descriptor only", []*flight.FlightData{{FlightDescriptor: ingestDesc}}, codes.InvalidArgument},
+		{"header is not Arrow", []*flight.FlightData{{FlightDescriptor: ingestDesc, DataHeader: []byte("not a flatbuffer")}}, codes.InvalidArgument},
+		{"batch body cut short", []*flight.FlightData{
+			{FlightDescriptor: ingestDesc, DataHeader: schemaMsg.DataHeader},
+			{DataHeader: batchMsg.DataHeader, DataBody: batchMsg.DataBody[:len(batchMsg.DataBody)/2]},
+		}, codes.InvalidArgument},
+		{"unknown command", []*flight.FlightData{{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("junk")}}}, codes.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stream, err := c.SQL().Client.DoPut(c.Context(context.Background()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.msgs {
+				if err := stream.Send(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stream.CloseSend()
+			var got error
+			for got == nil {
+				_, got = stream.Recv()
+			}
+			if status.Code(got) == codes.OK || errors.Is(got, io.EOF) {
+				t.Fatalf("got %v, want an error", got)
+			}
+			if status.Code(got) != tc.want {
+				t.Errorf("got %v, want code %v", got, tc.want)
+			}
+		})
+	}
+	if got := scalar(t, c, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'never'"); got != "0" {
+		t.Errorf("tables named never: got %s, want 0", got)
+	}
+}
+
+// sendFunc is a Flight data stream writer that calls itself.
+type sendFunc func(*flight.FlightData) error
+
+func (f sendFunc) Send(fd *flight.FlightData) error { return f(fd) }

@@ -158,6 +158,8 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return fmt.Errorf("ipcx: RawFlightData is send-only")
 	case *flight.FlightData:
 		return unmarshalDecompress(data, m)
+	case *FlightMessage:
+		return m.unmarshal(data)
 	}
 	return c.proto.Unmarshal(data, v)
 }

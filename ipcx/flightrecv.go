@@ -33,6 +33,16 @@ type FlightMessage struct {
 	Body *memory.Buffer
 }
 
+// FlightData is m as arrow-go's FlightData; the body aliases m.Body,
+// which must stay unreleased while it is used.
+func (m *FlightMessage) FlightData() *flight.FlightData {
+	fd := &flight.FlightData{FlightDescriptor: m.Descriptor, DataHeader: m.Header, AppMetadata: m.AppMetadata}
+	if m.Body != nil {
+		fd.DataBody = m.Body.Bytes()
+	}
+	return fd
+}
+
 // unmarshal decodes the protobuf FlightData in data into m.
 func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 	alloc := m.Mem
@@ -130,6 +140,33 @@ func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 	return nil
 }
 
+// checkBody makes sure a message's body holds what its header says, so
+// that a truncated or lying message is an error here and not a panic in
+// arrow-go's reader (which recovers it, but leaks the batch it was
+// building).
+func checkBody(header []byte, bodyLen int) error {
+	n, err := fbBodyLength(header)
+	if err != nil {
+		return err
+	}
+	if n > int64(bodyLen) {
+		return fmt.Errorf("read Flight stream: message body is %d bytes, its header says %d", bodyLen, n)
+	}
+	m, err := parseBatchMeta(header)
+	if errors.Is(err, errNotBatch) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i, b := range m.buffers {
+		if b.offset < 0 || b.length < 0 || b.offset+b.length > n {
+			return fmt.Errorf("read Flight stream: buffer %d (%d bytes at %d) lies outside the %d-byte body", i, b.length, b.offset, n)
+		}
+	}
+	return nil
+}
+
 // flightStream is the receiving half of a Flight stream (DoGet,
 // DoExchange): grpc.ClientStream's RecvMsg.
 type flightStream interface {
@@ -196,6 +233,16 @@ func (r *flightMessageReader) Message() (*ipc.Message, error) {
 			m.Body.Release()
 		}
 		return nil, errors.New("read Flight stream: FlightData without an IPC header")
+	}
+	bodyLen := 0
+	if m.Body != nil {
+		bodyLen = m.Body.Len()
+	}
+	if err := checkBody(m.Header, bodyLen); err != nil {
+		if m.Body != nil {
+			m.Body.Release()
+		}
+		return nil, err
 	}
 	body := m.Body
 	if body == nil {

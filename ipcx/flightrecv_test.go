@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -254,4 +255,26 @@ func FuzzFlightMessage(f *testing.F) {
 		}
 		alloc.AssertSize(t, 0)
 	})
+}
+
+// TestFlightReader_TruncatedBody checks a batch whose body is shorter
+// than its header says fails cleanly, without leaking the body.
+func TestFlightReader_TruncatedBody(t *testing.T) {
+	recs := testBatches(memory.DefaultAllocator, 1, 1000)
+	msgs := streamMessages(t, recs)
+	recs[0].Release()
+	msgs[1].DataBody = msgs[1].DataBody[:len(msgs[1].DataBody)-64]
+	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer alloc.AssertSize(t, 0)
+	rdr, err := NewFlightReader(&fakeStream{msgs: msgs, chunk: 512}, alloc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if rdr.Next() {
+		t.Fatal("read a batch from a truncated body")
+	}
+	if err := rdr.Err(); err == nil || !strings.Contains(err.Error(), "its header says") {
+		t.Fatalf("got %v, want the body length error", err)
+	}
 }

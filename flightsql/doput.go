@@ -1,0 +1,116 @@
+package flightsql
+
+import (
+	"errors"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/quiverdata/quiver/ipcx"
+)
+
+// DoPut serves bulk ingest (CommandStatementIngest) itself and hands every
+// other upload to arrow-go's router. arrow-go's Flight reader takes each
+// batch body as a plain byte slice that it can never give back, so every
+// uploaded batch cost fresh, zeroed memory; quiver's reader receives the
+// bodies straight into the server's recycling allocator, and they go back
+// to it once DuckDB has inserted them.
+func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
+	first := &ipcx.FlightMessage{}
+	if err := stream.RecvMsg(first); err != nil {
+		if errors.Is(err, io.EOF) {
+			return status.Error(codes.InvalidArgument, "DoPut: the stream ended before its first message")
+		}
+		return err
+	}
+	cmd := ingestCommand(first.Descriptor)
+	if cmd == nil {
+		return v.FlightServer.DoPut(&replayPut{FlightService_DoPutServer: stream, first: first.FlightData()})
+	}
+	var in array.RecordReader
+	rdr, err := ipcx.NewFlightReader(&replayMsg{s: stream, first: first}, v.s.mem)
+	if err != nil {
+		in = failedReader{err: err}
+	} else {
+		defer rdr.Release()
+		in = rdr
+	}
+	n, ierr := v.s.ingestStream(stream.Context(), cmd, in)
+	// Like arrow-go's router: the count always, then the failure if any.
+	meta, err := proto.Marshal(&pb.DoPutUpdateResult{RecordCount: n})
+	if err != nil {
+		return status.Errorf(codes.Internal, "encode the ingest result: %v", err)
+	}
+	if err := stream.Send(&flight.PutResult{AppMetadata: meta}); err != nil {
+		return err
+	}
+	return ierr
+}
+
+// ingestCommand is the CommandStatementIngest a DoPut descriptor carries,
+// or nil.
+func ingestCommand(d *flight.FlightDescriptor) *pb.CommandStatementIngest {
+	if d.GetType() != flight.DescriptorCMD {
+		return nil
+	}
+	var a anypb.Any
+	if proto.Unmarshal(d.GetCmd(), &a) != nil || !a.MessageIs(&pb.CommandStatementIngest{}) {
+		return nil
+	}
+	var cmd pb.CommandStatementIngest
+	if a.UnmarshalTo(&cmd) != nil {
+		return nil
+	}
+	return &cmd
+}
+
+// replayPut gives arrow-go's router the first message again, then the
+// rest of the stream.
+type replayPut struct {
+	flight.FlightService_DoPutServer
+	first *flight.FlightData
+}
+
+func (r *replayPut) Recv() (*flight.FlightData, error) {
+	if fd := r.first; fd != nil {
+		r.first = nil
+		return fd, nil
+	}
+	return r.FlightService_DoPutServer.Recv()
+}
+
+// replayMsg gives quiver's Flight reader the first message again, then
+// the rest of the stream.
+type replayMsg struct {
+	s     flight.FlightService_DoPutServer
+	first *ipcx.FlightMessage
+}
+
+func (r *replayMsg) RecvMsg(m any) error {
+	if first := r.first; first != nil {
+		r.first = nil
+		if fm, ok := m.(*ipcx.FlightMessage); ok {
+			*fm = *first
+			return nil
+		}
+	}
+	return r.s.RecvMsg(m)
+}
+
+// failedReader is an upload whose schema could not be read.
+type failedReader struct{ err error }
+
+func (f failedReader) Retain()                        {}
+func (f failedReader) Release()                       {}
+func (f failedReader) Schema() *arrow.Schema          { return nil }
+func (f failedReader) Next() bool                     { return false }
+func (f failedReader) RecordBatch() arrow.RecordBatch { return nil }
+func (f failedReader) Record() arrow.RecordBatch      { return nil }
+func (f failedReader) Err() error                     { return f.err }
