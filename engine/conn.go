@@ -106,6 +106,16 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 // streams the last one's result. Parameters, if given, bind to the last
 // statement. The caller must Close the returned Rows.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	return c.query(ctx, false, sql, args...)
+}
+
+// QueryTransient is Query for a consumer that keeps nothing of a batch
+// once it has released it (Stmt.QueryTransient).
+func (c *Conn) QueryTransient(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	return c.query(ctx, true, sql, args...)
+}
+
+func (c *Conn) query(ctx context.Context, transient bool, sql string, args ...any) (*Rows, error) {
 	last, _, err := c.PrepareLast(ctx, sql)
 	if err != nil {
 		return nil, err
@@ -114,7 +124,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 		last.Close()
 		return nil, err
 	}
-	rows, err := last.Query(ctx)
+	rows, err := last.query(ctx, transient)
 	if err != nil {
 		last.Close()
 		return nil, err

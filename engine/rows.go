@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/quiverdata/quiver/engine/convert"
@@ -31,7 +32,7 @@ type Rows struct {
 	rows    int64
 }
 
-func newRows(s *Stmt, res duckdb.Result, stop func() bool) (*Rows, error) {
+func newRows(s *Stmt, res duckdb.Result, stop func() bool, transient bool) (*Rows, error) {
 	n := int(duckdb.ColumnCount(&res))
 	types := make([]duckdb.LogicalType, n)
 	names := make([]string, n)
@@ -39,7 +40,11 @@ func newRows(s *Stmt, res duckdb.Result, stop func() bool) (*Rows, error) {
 		types[i] = duckdb.ColumnLogicalType(&res, duckdb.IdxT(i))
 		names[i] = duckdb.ColumnName(&res, duckdb.IdxT(i))
 	}
-	b, err := convert.NewBatcher(s.c.db.mem, s.c.arrowOpts, types, names, s.c.db.opts.BatchRows, s.c.db.opts.FallbackOnly)
+	var stringMem memory.Allocator // Go memory
+	if transient {
+		stringMem = s.c.db.mem
+	}
+	b, err := convert.NewBatcher(s.c.db.mem, stringMem, s.c.arrowOpts, types, names, s.c.db.opts.BatchRows, s.c.db.opts.FallbackOnly)
 	if err != nil {
 		destroyTypes(types)
 		return nil, err

@@ -71,6 +71,12 @@ func openTest(t *testing.T, opts engine.Options) *engine.DB {
 }
 
 func collect(t *testing.T, db *engine.DB, sql string) []arrow.RecordBatch {
+	return collectWith(t, db, sql, false)
+}
+
+// collectWith runs sql as Query, or as QueryTransient (string bytes from
+// the recycling allocator too).
+func collectWith(t *testing.T, db *engine.DB, sql string, transient bool) []arrow.RecordBatch {
 	t.Helper()
 	ctx := context.Background()
 	c, err := db.Conn(ctx)
@@ -78,7 +84,16 @@ func collect(t *testing.T, db *engine.DB, sql string) []arrow.RecordBatch {
 		t.Fatal(err)
 	}
 	defer c.Release()
-	rows, err := c.Query(ctx, sql)
+	st, err := c.Prepare(ctx, sql)
+	if err != nil {
+		t.Fatalf("prepare %s: %v", sql, err)
+	}
+	defer st.Close()
+	query := st.Query
+	if transient {
+		query = st.QueryTransient
+	}
+	rows, err := query(ctx)
 	if err != nil {
 		t.Fatalf("query %s: %v", sql, err)
 	}
@@ -115,10 +130,13 @@ func TestRows_TypesMatchDuckDBArrow(t *testing.T) {
 				t.Skip("random values differ between runs by design")
 			}
 			sql := fmt.Sprintf("SELECT i, (CASE WHEN i %% 7 = 3 THEN NULL ELSE %s END)%s AS v FROM range(%d) t(i) ORDER BY i", tc.expr, tc.cast, n)
-			got := collect(t, fast, sql)
-			defer releaseAll(got)
 			want := collect(t, slow, sql)
 			defer releaseAll(want)
+			// Both ways the fast path hands out string bytes.
+			transient := collectWith(t, fast, sql, true)
+			defer releaseAll(transient)
+			got := collect(t, fast, sql)
+			defer releaseAll(got)
 			gotTbl := array.NewTableFromRecords(got[0].Schema(), got)
 			defer gotTbl.Release()
 			wantTbl := array.NewTableFromRecords(want[0].Schema(), want)
@@ -131,6 +149,11 @@ func TestRows_TypesMatchDuckDBArrow(t *testing.T) {
 			}
 			if !array.ChunkedEqual(gotTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
 				t.Errorf("values differ from DuckDB's Arrow conversion for %s", tc.expr)
+			}
+			trTbl := array.NewTableFromRecords(transient[0].Schema(), transient)
+			defer trTbl.Release()
+			if !array.ChunkedEqual(trTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
+				t.Errorf("QueryTransient: values differ from DuckDB's Arrow conversion for %s", tc.expr)
 			}
 			nulls := gotTbl.Column(1).Data().NullN()
 			if tc.name != "null" && nulls != n/7 {

@@ -8,6 +8,11 @@ import (
 )
 
 func benchQuery(b *testing.B, opts engine.Options, create, query string) {
+	benchQueryWith(b, opts, create, query, false)
+}
+
+// benchQueryWith runs query as Query, or as QueryTransient.
+func benchQueryWith(b *testing.B, opts engine.Options, create, query string, transient bool) {
 	db, err := engine.Open(context.Background(), opts)
 	if err != nil {
 		b.Fatal(err)
@@ -24,7 +29,11 @@ func benchQuery(b *testing.B, opts engine.Options, create, query string) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		rows, err := c.Query(ctx, query)
+		run := c.Query
+		if transient {
+			run = c.QueryTransient
+		}
+		rows, err := run(ctx, query)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,10 +69,18 @@ func BenchmarkRows_Num20Fallback(b *testing.B) {
 	benchQuery(b, engine.Options{FallbackOnly: true}, num20, "SELECT * FROM num")
 }
 
-// BenchmarkRows_Str20 streams 1M rows × 20 VARCHAR.
+// str20 is 1M rows × 10 VARCHAR.
+const str20 = "CREATE TABLE str AS SELECT 'val_' || (i % 100000) AS s1, 'val_' || (i*2 % 100000) AS s2, 'val_' || (i*3 % 100000) AS s3, 'val_' || (i*4 % 100000) AS s4, 'val_' || (i*5 % 100000) AS s5, 'val_' || (i*6 % 100000) AS s6, 'val_' || (i*7 % 100000) AS s7, 'val_' || (i*8 % 100000) AS s8, 'val_' || (i*9 % 100000) AS s9, 'val_' || (i*10 % 100000) AS s10 FROM range(1000000) t(i)"
+
+// BenchmarkRows_Str20 streams 1M rows × 10 VARCHAR.
 func BenchmarkRows_Str20(b *testing.B) {
-	create := "CREATE TABLE str AS SELECT 'val_' || (i % 100000) AS s1, 'val_' || (i*2 % 100000) AS s2, 'val_' || (i*3 % 100000) AS s3, 'val_' || (i*4 % 100000) AS s4, 'val_' || (i*5 % 100000) AS s5, 'val_' || (i*6 % 100000) AS s6, 'val_' || (i*7 % 100000) AS s7, 'val_' || (i*8 % 100000) AS s8, 'val_' || (i*9 % 100000) AS s9, 'val_' || (i*10 % 100000) AS s10 FROM range(1000000) t(i)"
-	benchQuery(b, engine.Options{}, create, "SELECT * FROM str")
+	benchQuery(b, engine.Options{}, str20, "SELECT * FROM str")
+}
+
+// BenchmarkRows_Str20Transient is Str20 as DoGet runs it: the string
+// bytes come from the recycling allocator too.
+func BenchmarkRows_Str20Transient(b *testing.B) {
+	benchQueryWith(b, engine.Options{}, str20, "SELECT * FROM str", true)
 }
 
 // BenchmarkRows_LimitID is the seed's id workload: one column of 1M rows

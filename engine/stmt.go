@@ -129,12 +129,26 @@ func (s *Stmt) Exec(ctx context.Context) (int64, error) {
 // Query runs the statement and streams its result. The caller must Close
 // the returned Rows before using the connection again.
 func (s *Stmt) Query(ctx context.Context) (*Rows, error) {
+	return s.query(ctx, false)
+}
+
+// QueryTransient is Query for a consumer that keeps nothing of a batch
+// once it has released it, such as a writer that sends the batch's
+// buffers and then lets go: the bytes of its strings come from the
+// recycling allocator too, instead of fresh Go memory. A Go string taken
+// from such a batch (array.String.Value aliases the batch) is overwritten
+// once the batch is released.
+func (s *Stmt) QueryTransient(ctx context.Context) (*Rows, error) {
+	return s.query(ctx, true)
+}
+
+func (s *Stmt) query(ctx context.Context, transient bool) (*Rows, error) {
 	res, stop, err := s.execute(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	s.noteSideEffects()
-	r, err := newRows(s, res, stop)
+	r, err := newRows(s, res, stop, transient)
 	if err != nil {
 		stop()
 		duckdb.DestroyResult(&res)

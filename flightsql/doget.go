@@ -77,7 +77,7 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 			return status.Error(codes.NotFound, "statement result was already fetched, canceled or expired; execute it again")
 		}
 		defer hq.close()
-		rows, err := hq.stmt.Query(ctx)
+		rows, err := hq.stmt.QueryTransient(ctx)
 		if err != nil {
 			return toStatus(err)
 		}
@@ -93,7 +93,7 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 			return err
 		}
 		defer st.Close()
-		rows, err := st.Query(ctx)
+		rows, err := st.QueryTransient(ctx)
 		if err != nil {
 			return toStatus(err)
 		}
@@ -123,7 +123,7 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 		return err
 	}
 	if st.NumParams() == 0 {
-		rows, err := st.Query(ctx)
+		rows, err := st.QueryTransient(ctx)
 		if err != nil {
 			return toStatus(err)
 		}
@@ -146,7 +146,7 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 			return nil, err
 		}
 		row++
-		return st.Query(ctx)
+		return st.QueryTransient(ctx)
 	}
 	// The first result's schema is the stream's: a column typed by a
 	// parameter (SELECT ? AS x) is null in p.dataset until values are bound.

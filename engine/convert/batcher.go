@@ -76,9 +76,14 @@ type Batcher struct {
 // type mapping under opts, so the fast and the fallback paths agree. The
 // caller keeps ownership of types and opts; they must outlive the Batcher.
 //
+// String bytes come from stringMem, Go memory when nil: a Go string taken
+// from a batch (array.String.Value aliases it) then stays valid after the
+// batch is released. A consumer that keeps nothing of a batch it released
+// may pass mem again.
+//
 // With fallbackOnly every column takes DuckDB's own Arrow conversion; tests
 // and benchmarks use it as the reference.
-func NewBatcher(mem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.LogicalType, names []string, targetRows int, fallbackOnly bool) (*Batcher, error) {
+func NewBatcher(mem, stringMem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.LogicalType, names []string, targetRows int, fallbackOnly bool) (*Batcher, error) {
 	if targetRows <= 0 {
 		targetRows = DefaultBatchRows
 	}
@@ -86,7 +91,10 @@ func NewBatcher(mem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.L
 	if err != nil {
 		return nil, err
 	}
-	gcMem := memory.NewGoAllocator()
+	gcMem := stringMem
+	if gcMem == nil {
+		gcMem = memory.NewGoAllocator()
+	}
 	b := &Batcher{mem: mem, gcMem: gcMem, schema: schema, target: targetRows, opts: opts, cols: make([]column, len(types))}
 	capRows := targetRows + vectorSize
 	var slowFields []arrow.Field

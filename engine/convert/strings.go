@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 )
@@ -51,38 +52,57 @@ func (c *stringColumn) offsetsSlice() []int32 {
 
 func (c *stringColumn) add(vec duckdb.Vector, n, at int) {
 	c.start()
-	offs := c.offsetsSlice()
-	mask := duckdb.VectorGetValidity(vec)
+	offs := c.offsetsSlice()[at+1 : at+1+n]
 	raw := unsafe.Slice((*[stringTSize]byte)(duckdb.VectorGetData(vec)), n)
+	var valid []byte // nil: every row is valid
+	if mask := duckdb.VectorGetValidity(vec); mask != nil {
+		valid = unsafe.Slice((*byte)(mask), (n+7)/8)
+	}
+	// First the bytes this chunk adds, so that the data buffer grows at
+	// most once and the copy runs without checks. An inlined value is
+	// copied as one 12-byte word whatever its length (the buffer keeps
+	// that much slack past its end); a null row's string is garbage and
+	// is skipped.
+	total := 0
 	for i := range raw {
-		if rowValid(mask, i) {
+		if valid == nil || bitutil.BitIsSet(valid, i) {
+			total += int(binary.LittleEndian.Uint32(raw[i][:4]))
+		}
+	}
+	c.reserve(c.size + total + stringInlined)
+	buf := c.data.Buf()
+	pos := c.size
+	for i := range raw {
+		if valid == nil || bitutil.BitIsSet(valid, i) {
 			s := &raw[i]
 			l := int(binary.LittleEndian.Uint32(s[:4]))
-			var src []byte
 			if l <= stringInlined {
-				src = s[4 : 4+l]
+				*(*[stringInlined]byte)(buf[pos:]) = *(*[stringInlined]byte)(s[4:])
 			} else {
-				src = unsafe.Slice(*(**byte)(unsafe.Pointer(&s[8])), l)
+				copy(buf[pos:pos+l], unsafe.Slice(*(**byte)(unsafe.Pointer(&s[8])), l))
 			}
-			c.appendBytes(src)
+			pos += l
 		}
-		offs[at+i+1] = int32(c.size)
+		offs[i] = int32(pos)
 	}
+	c.size = pos
 	c.validity.add(vec, n, at)
 }
 
+// appendBytes appends one value's bytes.
 func (c *stringColumn) appendBytes(b []byte) {
 	need := c.size + len(b)
-	if need > c.data.Cap() {
-		grow := 2 * c.data.Cap()
-		if grow < need {
-			grow = need
-		}
-		c.data.Reserve(grow)
-	}
+	c.reserve(need)
 	// Reserve keeps Len; write past it into the reserved capacity.
 	copy(c.data.Buf()[c.size:need], b)
 	c.size = need
+}
+
+// reserve makes room for need bytes of data, at least doubling.
+func (c *stringColumn) reserve(need int) {
+	if need > c.data.Cap() {
+		c.data.Reserve(max(need, 2*c.data.Cap()))
+	}
 }
 
 func (c *stringColumn) finish(length int) arrow.Array {
