@@ -71,6 +71,32 @@ func (c *Conn) hasTempObjects() bool {
 	return duckdb.ValueInt64(&res, 0, 0) > 0
 }
 
+// interruptOnCancel interrupts the running statement if ctx is canceled
+// until the returned stop is called. stop reports whether it stopped the
+// interrupt from happening. If the interrupt had already started, stop
+// waits for it to finish and marks the connection broken (Release closes
+// it): an interrupt that lands late, or the flag it leaves, must never
+// reach the next statement, or the next user of a pooled connection.
+func (c *Conn) interruptOnCancel(ctx context.Context) func() bool {
+	done := make(chan struct{})
+	after := context.AfterFunc(ctx, func() {
+		defer close(done)
+		c.Interrupt()
+	})
+	stopped, ok := false, false
+	return func() bool {
+		if stopped {
+			return ok
+		}
+		stopped, ok = true, after()
+		if !ok {
+			<-done
+			c.broken = true
+		}
+		return ok
+	}
+}
+
 // Close closes the connection, rolling back any open transaction.
 func (c *Conn) Close() {
 	if c.conn.Ptr == nil {

@@ -374,3 +374,34 @@ func TestConn_TempObjectsStayPrivate(t *testing.T) {
 		t.Errorf("temp table after release: got %v, want not found", err)
 	}
 }
+
+// TestConn_CancelNeverReachesTheNextUser cancels statements at every
+// moment of their run, then runs one on the pooled connection the next
+// user gets: an interrupt that lands after its statement ended must not
+// fail someone else's.
+func TestConn_CancelNeverReachesTheNextUser(t *testing.T) {
+	db := openTest(t, engine.Options{MaxIdle: 1})
+	for i := range 40 {
+		c, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(time.Duration(i%8) * 250 * time.Microsecond)
+			cancel()
+		}()
+		c.Exec(ctx, "SELECT count(*) FROM range(2000000) a")
+		cancel()
+		c.Release()
+
+		next, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := next.Exec(context.Background(), "SELECT count(*) FROM range(100000) b"); err != nil {
+			t.Fatalf("round %d: the next statement failed: %v", i, err)
+		}
+		next.Release()
+	}
+}

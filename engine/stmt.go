@@ -188,8 +188,7 @@ func (s *Stmt) execute(ctx context.Context, stream bool) (duckdb.Result, func() 
 		return res, nil, errorFromMessage(msg)
 	}
 	defer duckdb.DestroyPending(&pending)
-	conn := s.c
-	stop := context.AfterFunc(ctx, conn.Interrupt)
+	stop := s.c.interruptOnCancel(ctx)
 	statementsTotal.Inc()
 	if !drivePending(pending) {
 		// The error's type is lost with a failed task; its message says it.
