@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/mempool"
 )
@@ -36,7 +37,7 @@ const (
 
 // DefaultBatchRows is DuckDB's row group size, the smallest batch that
 // inserts at full speed.
-const DefaultBatchRows = 122_880
+const DefaultBatchRows = engine.RowGroupSize
 
 // ErrConfig wraps every error Validate returns, so a command line can
 // report them as usage errors.

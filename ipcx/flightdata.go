@@ -157,7 +157,7 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	case *RawFlightData:
 		return fmt.Errorf("ipcx: RawFlightData is send-only")
 	case *flight.FlightData:
-		return unmarshalDecompress(data, m)
+		return unmarshalFlightData(data, m)
 	case *FlightMessage:
 		return m.unmarshal(data)
 	}

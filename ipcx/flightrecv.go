@@ -36,11 +36,17 @@ type FlightMessage struct {
 // FlightData is m as arrow-go's FlightData; the body aliases m.Body,
 // which must stay unreleased while it is used.
 func (m *FlightMessage) FlightData() *flight.FlightData {
-	fd := &flight.FlightData{FlightDescriptor: m.Descriptor, DataHeader: m.Header, AppMetadata: m.AppMetadata}
+	fd := &flight.FlightData{}
+	m.fill(fd)
+	return fd
+}
+
+// fill sets fd's fields from m.
+func (m *FlightMessage) fill(fd *flight.FlightData) {
+	fd.FlightDescriptor, fd.DataHeader, fd.AppMetadata = m.Descriptor, m.Header, m.AppMetadata
 	if m.Body != nil {
 		fd.DataBody = m.Body.Bytes()
 	}
-	return fd
 }
 
 // unmarshal decodes the protobuf FlightData in data into m.
@@ -119,8 +125,8 @@ func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 			r.Discard(int(n))
 		}
 	}
-	if m.Body == nil || m.Header == nil {
-		return nil
+	if m.Body == nil || len(m.Header) == 0 {
+		return nil // a schema, or a descriptor or app metadata alone
 	}
 	var out *memory.Buffer
 	header, _, changed, err := Decompress(m.Header, m.Body.Bytes(), func(n int) []byte {
