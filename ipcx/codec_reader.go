@@ -61,11 +61,10 @@ func NewReader(r io.Reader, mem memory.Allocator, opts ...ipc.Option) (*ipc.Read
 // compressed body is read into pooled scratch memory; the uncompressed
 // body is the only large allocation a batch costs.
 type messageReader struct {
-	r    io.Reader
-	mem  memory.Allocator
-	refs atomic.Int64
-	msg  *ipc.Message
-	hdr  [8]byte
+	heldMessage
+	r   io.Reader
+	mem memory.Allocator
+	hdr [8]byte
 }
 
 // NewMessageReader reads IPC stream messages from r and decompresses
@@ -80,24 +79,44 @@ func NewMessageReader(r io.Reader, mem memory.Allocator) ipc.MessageReader {
 	return mr
 }
 
+// heldMessage is a message reader's reference count and current
+// message, which the next message or the last Release lets go.
+type heldMessage struct {
+	refs atomic.Int64
+	msg  *ipc.Message
+}
+
 // Retain adds a reference.
-func (r *messageReader) Retain() { r.refs.Add(1) }
+func (h *heldMessage) Retain() { h.refs.Add(1) }
 
 // Release drops a reference; the last one releases the current message.
-func (r *messageReader) Release() {
-	if r.refs.Add(-1) == 0 && r.msg != nil {
-		r.msg.Release()
-		r.msg = nil
+func (h *heldMessage) Release() {
+	if h.refs.Add(-1) == 0 {
+		h.drop()
 	}
+}
+
+// drop releases the current message.
+func (h *heldMessage) drop() {
+	if h.msg != nil {
+		h.msg.Release()
+		h.msg = nil
+	}
+}
+
+// set makes meta and body the current message, handing over the
+// caller's references.
+func (h *heldMessage) set(meta, body *memory.Buffer) *ipc.Message {
+	h.msg = ipc.NewMessage(meta, body)
+	meta.Release()
+	body.Release()
+	return h.msg
 }
 
 // Message reads the next message; it is valid until the next call. At
 // the end of the stream it returns io.EOF.
 func (r *messageReader) Message() (*ipc.Message, error) {
-	if r.msg != nil {
-		r.msg.Release()
-		r.msg = nil
-	}
+	r.drop()
 	if _, err := io.ReadFull(r.r, r.hdr[:4]); err != nil {
 		return nil, fmt.Errorf("read IPC message: %w", err)
 	}
@@ -155,15 +174,6 @@ func (r *messageReader) Message() (*ipc.Message, error) {
 	}
 	body.Resize(len(out))
 	return r.set(memory.NewBufferBytes(m.encode()), body), nil
-}
-
-// set makes meta and body the current message, handing over the
-// caller's references.
-func (r *messageReader) set(meta, body *memory.Buffer) *ipc.Message {
-	r.msg = ipc.NewMessage(meta, body)
-	meta.Release()
-	body.Release()
-	return r.msg
 }
 
 func unexpectedEOF(err error) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -204,57 +203,32 @@ func NewFlightReader(stream flightStream, alloc memory.Allocator, opts ...ipc.Op
 
 // flightMessageReader hands FlightMessages to arrow-go's IPC reader.
 type flightMessageReader struct {
-	s    flightStream
-	mem  memory.Allocator
-	refs atomic.Int64
-	msg  *ipc.Message
-}
-
-func (r *flightMessageReader) Retain() { r.refs.Add(1) }
-
-func (r *flightMessageReader) Release() {
-	if r.refs.Add(-1) == 0 && r.msg != nil {
-		r.msg.Release()
-		r.msg = nil
-	}
+	heldMessage
+	s   flightStream
+	mem memory.Allocator
 }
 
 // Message receives the next message; it is valid until the next call.
 // At the end of the stream it returns io.EOF; a failed call returns
 // gRPC's status error unchanged.
 func (r *flightMessageReader) Message() (*ipc.Message, error) {
-	if r.msg != nil {
-		r.msg.Release()
-		r.msg = nil
-	}
+	r.drop()
 	m := FlightMessage{Mem: r.mem}
-	if err := r.s.RecvMsg(&m); err != nil {
-		if m.Body != nil {
-			m.Body.Release()
-		}
-		return nil, err
-	}
-	if len(m.Header) == 0 {
-		if m.Body != nil {
-			m.Body.Release()
-		}
-		return nil, errors.New("read Flight stream: FlightData without an IPC header")
-	}
-	bodyLen := 0
-	if m.Body != nil {
-		bodyLen = m.Body.Len()
-	}
-	if err := checkBody(m.Header, bodyLen); err != nil {
-		if m.Body != nil {
-			m.Body.Release()
-		}
-		return nil, err
-	}
+	err := r.s.RecvMsg(&m)
 	body := m.Body
 	if body == nil {
 		body = memory.NewBufferBytes(nil)
 	}
-	r.msg = ipc.NewMessage(memory.NewBufferBytes(m.Header), body)
-	body.Release() // the message holds it now
-	return r.msg, nil
+	switch {
+	case err != nil:
+	case len(m.Header) == 0:
+		err = errors.New("read Flight stream: FlightData without an IPC header")
+	default:
+		err = checkBody(m.Header, body.Len())
+	}
+	if err != nil {
+		body.Release()
+		return nil, err
+	}
+	return r.set(memory.NewBufferBytes(m.Header), body), nil
 }
