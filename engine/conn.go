@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 )
 
@@ -157,6 +159,27 @@ func (c *Conn) query(ctx context.Context, transient bool, sql string, args ...an
 	}
 	rows.ownStmt = true
 	return rows, nil
+}
+
+// QueryInt64 runs a query whose first row's first column is a BIGINT, and
+// returns that value.
+func (c *Conn) QueryInt64(ctx context.Context, sql string, args ...any) (int64, error) {
+	rows, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("no row")
+	}
+	col, ok := rows.RecordBatch().Column(0).(*array.Int64)
+	if !ok || col.Len() == 0 {
+		return 0, fmt.Errorf("want one BIGINT, got %s", rows.RecordBatch().Column(0).DataType())
+	}
+	return col.Value(0), nil
 }
 
 // PrepareLast runs every statement in sql but the last, then prepares the

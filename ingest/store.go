@@ -261,7 +261,7 @@ func (s *store) countRows(ctx context.Context, conn *engine.Conn) (int64, error)
 		if t == "" {
 			continue
 		}
-		n, err := queryInt(ctx, conn, "SELECT count(*) FROM "+engine.QuoteIdent(t))
+		n, err := conn.QueryInt64(ctx, "SELECT count(*) FROM "+engine.QuoteIdent(t))
 		if err != nil {
 			return 0, fmt.Errorf("count rows of %s: %w", t, err)
 		}
@@ -450,26 +450,6 @@ func readOffsets(ctx context.Context, conn *engine.Conn, db string) (Offsets, er
 		}
 	}
 	return o, rows.Err()
-}
-
-// queryInt runs a query returning one BIGINT.
-func queryInt(ctx context.Context, conn *engine.Conn, sql string) (int64, error) {
-	rows, err := conn.Query(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		return 0, errors.New("no row")
-	}
-	col, ok := rows.RecordBatch().Column(0).(*array.Int64)
-	if !ok || col.Len() == 0 {
-		return 0, fmt.Errorf("want one BIGINT, got %s", rows.RecordBatch().Column(0).DataType())
-	}
-	return col.Value(0), nil
 }
 
 // queryStrings runs a query returning one VARCHAR column.

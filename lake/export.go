@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -283,7 +281,7 @@ func (e *Exporter) copyTables(ctx context.Context, conn *engine.Conn, seg Segmen
 		}
 	}()
 	for _, t := range e.cfg.Tables {
-		n, err := queryInt(ctx, conn, "SELECT count(*) FROM duckdb_tables() WHERE database_name = "+
+		n, err := conn.QueryInt64(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = "+
 			engine.QuoteString(alias)+" AND schema_name = 'main' AND table_name = "+engine.QuoteString(t.Name))
 		if err != nil {
 			return fmt.Errorf("look up table %s: %w", t.Name, err)
@@ -292,7 +290,7 @@ func (e *Exporter) copyTables(ctx context.Context, conn *engine.Conn, seg Segmen
 			continue
 		}
 		src := engine.QuoteIdent(alias) + ".main." + engine.QuoteIdent(t.Name)
-		if n, err = queryInt(ctx, conn, "SELECT count(*) FROM "+src); err != nil {
+		if n, err = conn.QueryInt64(ctx, "SELECT count(*) FROM "+src); err != nil {
 			return fmt.Errorf("count table %s: %w", t.Name, err)
 		}
 		if n == 0 {
@@ -367,24 +365,4 @@ func stagedFiles(stage string) ([]string, error) {
 		return nil, fmt.Errorf("list staged files: %w", err)
 	}
 	return files, nil
-}
-
-// queryInt runs a query returning one BIGINT and returns it.
-func queryInt(ctx context.Context, conn *engine.Conn, sql string) (int64, error) {
-	rows, err := conn.Query(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		return 0, errors.New("no row")
-	}
-	col, ok := rows.RecordBatch().Column(0).(*array.Int64)
-	if !ok || col.Len() == 0 {
-		return 0, fmt.Errorf("want one BIGINT, got %s", rows.RecordBatch().Column(0).DataType())
-	}
-	return col.Value(0), nil
 }
