@@ -47,11 +47,18 @@ import (
 // 2-core build machine, LZ4 on loopback is about 2× slower end to end.
 //
 // A new stream starts with the codec the last stream from the same peer
-// host switched to (PeerMemory), so exploration is paid once per peer,
-// not per stream, and a codec that lost on that peer is not tried early
-// in its streams for a minute. A peer never seen starts uncompressed: CPU
-// is spent on compression only once the link is shown to be the
-// bottleneck.
+// host kept or moved up to (PeerMemory), and with the link rate it
+// measured, so exploration is paid once per peer, not per stream. A codec
+// measured worse on that peer is not tried early in its streams for a
+// minute; a cheaper codec the link rate says would fill the link below
+// the current rate is not tried at all. A peer never seen starts
+// uncompressed: CPU is spent on compression only once the link is shown
+// to be the bottleneck.
+//
+// Rates are averaged as a plain mean over a phase's first samples and a
+// slow moving average after, and compression speed is measured only
+// after a stream's first batches (which compress while the query starts,
+// at half speed): one stalled interval must not decide a switch.
 
 // autoParams tune the chooser.
 type autoParams struct {
@@ -80,16 +87,20 @@ type autoParams struct {
 	settleBytes int64
 	// fresh is how many batches old a measured rate may be and still be
 	// trusted over a prediction.
-	fresh    int
-	alpha    float64 // weight of a new sample in the averages
-	probeMax int     // bytes compressed by one probe
+	fresh int
+	alpha float64 // weight of a new sample in the averages
+	// rateAlpha is alpha for the delivered rate, which is compared
+	// across codecs: a single slow interval (a stall of the machine)
+	// must not decide.
+	rateAlpha float64
+	probeMax  int // bytes compressed by one probe
 }
 
 var defaultAutoParams = autoParams{
 	linkBound:     0.2,
-	gain:          1.15,
+	gain:          1.1,
 	keepCostlier:  1.05,
-	keepCheaper:   0.9,
+	keepCheaper:   0.95,
 	badFor:        32,
 	minPhase:      2,
 	verifySamples: 4,
@@ -97,24 +108,54 @@ var defaultAutoParams = autoParams{
 	settleBytes:   12 << 20,
 	fresh:         16,
 	alpha:         0.3,
+	rateAlpha:     0.15,
 	probeMax:      1 << 20,
 }
 
-// ewma is an exponentially weighted moving average; the first sample
-// sets it.
+// ewma is an exponentially weighted moving average. Until 1/alpha
+// samples have come it is their plain mean, so the first samples do not
+// weigh more than the later ones.
 type ewma struct {
 	v float64
 	n int
 }
 
 func (e *ewma) add(x, alpha float64) {
-	if e.n == 0 {
-		e.v = x
-	} else {
-		e.v += alpha * (x - e.v)
-	}
 	e.n++
+	e.v += max(alpha, 1/float64(e.n)) * (x - e.v)
 }
+
+// linkRate averages bytes and seconds apart; its rate is their ratio.
+// prior is the rate the peer's last streams measured, used until this
+// stream has linkTrust samples of its own.
+type linkRate struct {
+	bytes, secs ewma
+	prior       float64
+}
+
+// linkTrust is the link-bound intervals after which a stream's own link
+// rate is trusted over the peer's prior.
+const linkTrust = 4
+
+func (l *linkRate) add(bytes int64, d time.Duration, alpha float64) {
+	l.bytes.add(float64(bytes), alpha)
+	l.secs.add(d.Seconds(), alpha)
+}
+
+// bps is the bytes/s, 0 before any sample.
+func (l *linkRate) bps() float64 {
+	if l.prior > 0 && l.secs.n < linkTrust {
+		return l.prior
+	}
+	if l.secs.n == 0 || l.secs.v <= 0 {
+		return 0
+	}
+	return l.bytes.v / l.secs.v
+}
+
+// trusted reports whether bps rests on more than a stream's first
+// intervals (those run fast while buffers fill).
+func (l *linkRate) trusted() bool { return l.secs.n >= linkTrust || l.prior > 0 }
 
 // codecEst is what one stream has measured about one codec.
 type codecEst struct {
@@ -132,6 +173,7 @@ type codecEst struct {
 	// and the compression stage's busy time for them.
 	encRaw   int64
 	encBusy  time.Duration
+	encN     int
 	badUntil int // batch index before which it is not tried again
 }
 
@@ -173,7 +215,11 @@ type AutoChooser struct {
 
 	est       [3]codecEst
 	rawPerRow ewma
-	linkBps   ewma // wire bytes/s the link drains, when link-bound
+	// link is the wire bytes/s the link drains, from link-bound
+	// intervals: averaged bytes over averaged seconds, so a short
+	// interval (a batch that queued behind a slow one and went at once)
+	// weighs as little as it lasted instead of as a huge rate.
+	link linkRate
 	// sinceSwitch is the wire bytes sent with the current codec since
 	// the stream started or the codec changed.
 	sinceSwitch int64
@@ -195,6 +241,7 @@ func NewAutoChooser(mem *PeerMemory, peer string) *AutoChooser {
 		if ok {
 			a.cur = e.codec
 		}
+		a.link.prior = e.link
 		// A codec that lost to another on this peer lately is not tried
 		// again early in the next stream either.
 		for c, lost := range e.lost {
@@ -257,13 +304,16 @@ func (a *AutoChooser) Observe(st BatchStat) {
 			if !a.lastEncEnd.IsZero() && a.lastEncEnd.After(st.EncodeStart) {
 				busy = end.Sub(a.lastEncEnd)
 			}
-			if busy > 0 {
+			if busy > 0 && a.batch > p.warmup {
 				// Over the stream, total bytes over total busy time: a
 				// first batch that shared the cores with the next ones
 				// and the batches that then finished right after it even
-				// out.
+				// out. The first batches are left out: they compress
+				// while the query starts and the first results are sent,
+				// and measured zstd at half its speed.
 				e.encRaw += st.RawBytes
 				e.encBusy += busy
+				e.encN++
 				e.speed = ewma{v: float64(e.encRaw) / e.encBusy.Seconds(), n: 1}
 			}
 			if end.After(a.lastEncEnd) {
@@ -284,14 +334,17 @@ func (a *AutoChooser) Observe(st BatchStat) {
 			// nothing of the rate, but a sender blocked even then
 			// (socket buffers still filling) is a sender on a slow link.
 			if a.batch > p.warmup && a.sinceSwitch >= a.settle {
-				e.spr.add(d.Seconds()/float64(st.Rows), p.alpha)
+				e.spr.add(d.Seconds()/float64(st.Rows), p.rateAlpha)
 				e.rateAt = a.batch
 			}
 			press := math.Min(1, st.Send.Seconds()/d.Seconds())
 			e.press.add(press, p.alpha)
 			e.pressAt = a.batch
 			if press >= p.linkBound && a.lastWire > 0 {
-				a.linkBps.add(float64(a.lastWire)/d.Seconds(), p.alpha)
+				a.link.add(a.lastWire, d, p.alpha)
+				if a.mem != nil && a.peer != "" && a.link.secs.n >= linkTrust {
+					a.mem.rememberLink(a.peer, a.link.bps())
+				}
 			}
 		}
 	}
@@ -317,9 +370,12 @@ func (a *AutoChooser) decide() {
 		// codec in this stream, and loses to it by a margin.
 		if !(a.cur < a.prev && cur.press.v < p.linkBound) {
 			alt, altRate := a.bestMeasured()
-			if alt == a.cur {
+			if alt == a.cur && a.link.trusted() {
 				// Nothing measured long enough to compare with: the codec
-				// it replaced, as the link model predicts it.
+				// it replaced, as the link model predicts it, once the
+				// link's rate rests on more than the first intervals
+				// (those run fast while buffers fill; a switch made on
+				// them is kept until measurement says otherwise).
 				if r, ok := a.predict(a.prev); ok {
 					alt, altRate = a.prev, r
 				}
@@ -338,11 +394,18 @@ func (a *AutoChooser) decide() {
 		// Kept. The codec it replaced lost if it measured clearly worse.
 		oldRate := a.est[a.prev].rate()
 		if a.est[a.prev].spr.n < p.verifySamples {
-			oldRate, _ = a.predict(a.prev)
+			oldRate = 0
+			if a.link.trusted() {
+				oldRate, _ = a.predict(a.prev)
+			}
 		}
 		switch {
-		case oldRate > 0 && cur.rate() > oldRate*p.keepCostlier:
+		case oldRate > 0 && cur.rate() > oldRate*p.keepCostlier && a.est[a.prev].spr.n >= p.verifySamples:
 			a.lose(a.prev)
+		case oldRate > 0 && cur.rate() > oldRate*p.keepCostlier:
+			// Worse only as predicted: not again in this stream, but
+			// the peer's next streams may measure it.
+			a.est[a.prev].badUntil = a.batch + p.badFor
 		case a.cur < a.prev:
 			// Thrift was kept: the costlier codec is not predicted back
 			// at once, or two near-equal codecs would take turns.
@@ -356,7 +419,7 @@ func (a *AutoChooser) decide() {
 		return // too soon to tell which stage holds the stream back
 	}
 	best := a.cur
-	if cur.press.v >= p.linkBound && a.linkBps.n > 0 {
+	if cur.press.v >= p.linkBound && a.link.bps() > 0 {
 		// Link-bound: fewer bytes per row may deliver more rows.
 		// Predictions rest on this moment's link rate and the codecs'
 		// compression speeds; a switch is then verified by measurement.
@@ -369,7 +432,7 @@ func (a *AutoChooser) decide() {
 			if c == a.cur || a.batch < a.est[c].badUntil {
 				continue
 			}
-			if c > a.cur+1 && a.est[c].encBusy == 0 {
+			if c > a.cur+1 && a.est[c].encN < p.verifySamples {
 				// Spend one step at a time while speeds are guesses.
 				continue
 			}
@@ -381,7 +444,7 @@ func (a *AutoChooser) decide() {
 	// A sender that does not block early in a stream or after a switch
 	// says little (the socket buffers and the window are filling up): the
 	// link is judged to have room only once rates are being measured.
-	if best == a.cur && a.cur != CodecNone && cur.press.v < p.linkBound && cur.spr.n >= 2 {
+	if best == a.cur && a.cur != CodecNone && cur.press.v < p.linkBound && cur.spr.n >= p.verifySamples {
 		// The link has room: the cheaper codec may deliver more. Use
 		// what was measured of it, else try it; a loser is not tried
 		// again for a while (here and, through PeerMemory, in the peer's
@@ -392,6 +455,8 @@ func (a *AutoChooser) decide() {
 		case a.batch < ce.badUntil:
 		case ce.press.n > 0 && a.batch-ce.pressAt <= p.fresh && ce.press.v >= p.linkBound:
 			// It filled the link moments ago: that is why it was left.
+		case a.link.trusted() && predictedBelow(a, cheaper, cur.rate()*p.keepCheaper):
+			// It would fill the link at less than the current rate.
 		case ce.spr.n == 0 || ce.rate() > cur.rate()*p.keepCheaper:
 			best = cheaper
 		}
@@ -401,6 +466,13 @@ func (a *AutoChooser) decide() {
 		a.verifying = true
 		a.switchTo(best)
 	}
+}
+
+// predictedBelow reports whether c's predicted rate is known and below
+// rate.
+func predictedBelow(a *AutoChooser, c Codec, rate float64) bool {
+	r, ok := a.predict(c)
+	return ok && r < rate
 }
 
 // lose marks c as measured worse than another codec: not tried again
@@ -430,7 +502,8 @@ func (a *AutoChooser) bestMeasured() (Codec, float64) {
 // compression speed.
 func (a *AutoChooser) predict(c Codec) (float64, bool) {
 	e := a.est[c]
-	if a.rawPerRow.v <= 0 || a.linkBps.v <= 0 {
+	link := a.link.bps()
+	if a.rawPerRow.v <= 0 || link <= 0 {
 		return 0, false
 	}
 	ratio := 1.0
@@ -440,7 +513,7 @@ func (a *AutoChooser) predict(c Codec) (float64, bool) {
 		}
 		ratio = e.ratio.v
 	}
-	r := a.linkBps.v / (ratio * a.rawPerRow.v)
+	r := link / (ratio * a.rawPerRow.v)
 	// The compression speed caps it once batches of this stream measured
 	// it. A probe's speed does not: it runs on one core at the start of
 	// the stream, when the query, the first batches and the sender take
@@ -448,7 +521,7 @@ func (a *AutoChooser) predict(c Codec) (float64, bool) {
 	// against 160-260 MB/s in the pipeline). Without a measurement the
 	// prediction is optimistic and the switch is a trial, which
 	// verification keeps or reverts.
-	if c != CodecNone && e.encBusy > 0 {
+	if c != CodecNone && e.encN >= a.p.verifySamples {
 		r = math.Min(r, e.speed.v/a.rawPerRow.v)
 	}
 	return r, true
@@ -460,18 +533,26 @@ func (a *AutoChooser) switchTo(c Codec) {
 	a.est[c].spr = ewma{}
 	a.est[c].press = ewma{}
 	a.sinceSwitch = 0
+	// Rates are measured once the receiver's window and the socket
+	// buffers hold the new codec's bytes: after a switch away from a
+	// codec that filled the link (they are full of its bytes), and after
+	// a switch to a cheaper one (they were not full, and its bytes go
+	// faster than the link until they are).
 	a.settle = 0
-	if old := a.est[a.cur].press; old.n > 0 && old.v >= a.p.linkBound {
+	if old := a.est[a.cur].press; c < a.cur || old.n > 0 && old.v >= a.p.linkBound {
 		a.settle = a.p.settleBytes
 	}
+	costlier := c > a.cur
 	a.cur = c
 	a.switchedAt = a.batch
 	a.confirmed = false
 	a.switches++
-	// The peer's next stream starts here even if this one ends before
-	// the switch is verified (a slow link makes few, long batches); it
-	// goes on measuring from there.
-	if a.mem != nil && a.peer != "" {
+	// After a switch to a costlier codec (the link held the stream
+	// back), the peer's next stream starts here even if this one ends
+	// before the switch is verified (a slow link makes few, long
+	// batches); it goes on measuring from there. A cheaper codec is a
+	// trial of a link with room, remembered only once it is kept.
+	if a.mem != nil && a.peer != "" && costlier {
 		a.mem.remember(a.peer, c)
 	}
 }
@@ -504,6 +585,10 @@ type peerEntry struct {
 	// when, and the mark lasts lostTTL.
 	lost   [3]bool
 	lostAt [3]time.Time
+	// link is the wire bytes/s the link to the peer drained at linkAt;
+	// it lasts lostTTL.
+	link   float64
+	linkAt time.Time
 }
 
 // lostTTL is how long a codec that lost on a peer is not tried early in
@@ -532,6 +617,9 @@ func (m *PeerMemory) lookup(peer string) (peerEntry, bool) {
 	for c := range e.lost {
 		e.lost[c] = e.lost[c] && now.Sub(e.lostAt[c]) <= lostTTL
 	}
+	if now.Sub(e.linkAt) > lostTTL {
+		e.link = 0
+	}
 	return e, ok && now.Sub(e.at) <= m.ttl
 }
 
@@ -541,6 +629,18 @@ func (m *PeerMemory) lose(peer string, c Codec) {
 	defer m.mu.Unlock()
 	e := m.m[peer] // a peer with no codec yet keeps its marks: at is zero
 	e.lost[c], e.lostAt[c] = true, m.now()
+	m.m[peer] = e
+}
+
+// rememberLink records the link rate a stream to peer measured.
+func (m *PeerMemory) rememberLink(peer string, bps float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[peer]
+	if !ok && len(m.m) >= m.max {
+		return
+	}
+	e.link, e.linkAt = bps, m.now()
 	m.m[peer] = e
 }
 
