@@ -18,10 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mempool"
 )
 
 // The link suite: DoGet over a bandwidth-limited link, compressed against
@@ -323,7 +322,10 @@ const linkFetchPrefix = "LINKFETCH "
 // fetch of query, discarding the batches. cfg.Compression is the codec
 // asked for.
 func RunLinkFetch(ctx context.Context, cfg client.Config, query string) (LinkFetch, error) {
-	cfg.Allocator = memory.NewGoAllocator()
+	// As in the fetch suite: the client keeps nothing of a batch it has
+	// released, so batches of every workload may come from recycled
+	// memory.
+	cfg.Allocator = mempool.New()
 	c, err := client.Dial(ctx, cfg)
 	if err != nil {
 		return LinkFetch{}, err
