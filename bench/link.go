@@ -372,29 +372,11 @@ func ServeTCPSource(ctx context.Context, addr string, announce io.Writer) error 
 	go func() { <-ctx.Done(); ln.Close() }()
 	buf := make([]byte, 1<<20)
 	rand.Read(buf) // incompressible, like a link that does not compress
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		go func() {
-			defer c.Close()
-			var n int64
-			if _, err := fmt.Fscanf(c, "%d\n", &n); err != nil {
-				return
-			}
-			for n > 0 {
-				k := min(n, int64(len(buf)))
-				if _, err := c.Write(buf[:k]); err != nil {
-					return
-				}
-				n -= k
-			}
-		}()
+	err = acceptCounted(ln, func(c net.Conn, n int64) { writeRepeated(c, buf, n) })
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
 
 // RecvTCP times receiving n bytes from a ServeTCPSource at addr.

@@ -114,3 +114,43 @@ func TestLink_CleansUpOnFailure(t *testing.T) {
 		t.Errorf("namespaces left behind after a failure: %v", ns)
 	}
 }
+
+// TestServeTCPSource checks the link's raw-socket baseline on loopback:
+// it announces its address, serves exactly the bytes asked for, and
+// returns nil once its context ends.
+func TestServeTCPSource(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ServeTCPSource(ctx, "127.0.0.1:0", pw) }()
+	line := make([]byte, 256)
+	n, err := pr.Read(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(string(line[:n])), "quiver: tcp listening on ")
+	if !ok {
+		t.Fatalf("announcement %q", line[:n])
+	}
+	for _, want := range []int64{1, 1 << 20, 3<<20 + 17} {
+		f, err := RecvTCP(addr, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Bytes != want {
+			t.Errorf("asked for %d bytes, got %d", want, f.Bytes)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeTCPSource did not return after its context ended")
+	}
+}

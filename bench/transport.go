@@ -245,15 +245,18 @@ func startBatchTCPSource(batches []arrow.RecordBatch) (string, func(), error) {
 // server-to-client stream of n bytes.
 func startTCPSink() (string, func(), error) {
 	buf := make([]byte, 1<<20)
-	return serveTCP(func(c net.Conn, n int64) {
-		for n > 0 {
-			k := min(n, int64(len(buf)))
-			if _, err := c.Write(buf[:k]); err != nil {
-				return
-			}
-			n -= k
+	return serveTCP(func(c net.Conn, n int64) { writeRepeated(c, buf, n) })
+}
+
+// writeRepeated writes n bytes to c, buf over and over.
+func writeRepeated(c net.Conn, buf []byte, n int64) {
+	for n > 0 {
+		k := min(n, int64(len(buf)))
+		if _, err := c.Write(buf[:k]); err != nil {
+			return
 		}
-	})
+		n -= k
+	}
 }
 
 // serveTCP starts a loopback server that reads a byte count (a line) from
@@ -263,23 +266,27 @@ func serveTCP(send func(c net.Conn, n int64)) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("listen: %w", err)
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	go acceptCounted(ln, send)
+	return ln.Addr().String(), func() { ln.Close() }, nil
+}
+
+// acceptCounted serves each connection ln accepts: it reads a byte count
+// (a line) and hands it to send. It returns the error that ended Accept.
+func acceptCounted(ln net.Listener, send func(c net.Conn, n int64)) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			var n int64
+			if _, err := fmt.Fscanf(c, "%d\n", &n); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				var n int64
-				if _, err := fmt.Fscanf(c, "%d\n", &n); err != nil {
-					return
-				}
-				send(c, n)
-			}()
-		}
-	}()
-	return ln.Addr().String(), func() { ln.Close() }, nil
+			send(c, n)
+		}()
+	}
 }
 
 func runTCP(addr string, n int64) (int64, int64, error) {
