@@ -18,7 +18,10 @@ type KafkaConfig struct {
 	Flat bool
 	// Brokers is an external Kafka; empty runs an in-process cluster.
 	Brokers []string
-	Reps    int
+	// Decoders and Inserters are the pipeline's decoder goroutines and
+	// DuckDB insert connections (0: quiver ingest's defaults).
+	Decoders, Inserters int
+	Reps                int
 }
 
 // Kafka times each stage of the Kafka → Protobuf → Arrow → DuckDB pipeline
@@ -28,6 +31,7 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := ingest.NewBench(ctx, ingest.BenchConfig{
 		Messages: cfg.Messages, Partitions: cfg.Partitions, Flat: cfg.Flat, Brokers: cfg.Brokers, Logger: quiet,
+		Decoders: cfg.Decoders, Inserters: cfg.Inserters,
 		NewSource: func(brokers []string, topic, group string) (ingest.Source, error) {
 			return kafka.New(kafka.Brokers(brokers...), kafka.Topic(topic), kafka.Group(group), kafka.Logger(quiet))
 		},

@@ -175,7 +175,7 @@ func NewBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
 		cfg.Decoders = defaultDecoders()
 	}
 	if cfg.Inserters <= 0 {
-		cfg.Inserters = 2
+		cfg.Inserters = DefaultInserters
 	}
 	if len(cfg.Stages) == 0 {
 		cfg.Stages = []string{StageConsume, StageDecode, StageInsert, StageNative, StagePipeline}

@@ -15,9 +15,14 @@ func init() {
 		partitions := fs.Int("partitions", 4, "topic partitions")
 		fs.BoolVar(&cfg.Flat, "flat", true, "the flat 14-field message (false: the seed's nested BidRequest)")
 		brokers := fs.String("brokers", "", "an external Kafka HOST:PORT[,..] (default: an in-process cluster)")
+		fs.IntVar(&cfg.Decoders, "decoders", 0, "decoder goroutines (0: quiver ingest's default, one per CPU)")
+		fs.IntVar(&cfg.Inserters, "inserters", 0, "DuckDB insert connections (0: quiver ingest's default)")
 		return func(ctx context.Context, reps int) (*bench.Report, error) {
 			if cfg.Messages < 1 || *partitions < 1 {
 				return nil, usagef("--messages and --partitions must be positive")
+			}
+			if cfg.Decoders < 0 || cfg.Inserters < 0 {
+				return nil, usagef("--decoders and --inserters must not be negative")
 			}
 			cfg.Partitions = int32(*partitions)
 			if *brokers != "" {

@@ -41,7 +41,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		batchRows    = fs.Int("batch-rows", ingest.DefaultBatchRows, "messages per insert batch")
 		flushEvery   = fs.Duration("flush-interval", 2*time.Second, "insert a partial batch after it waited this long")
 		decoders     = fs.Int("decoders", 0, "decoder goroutines (0: one per CPU)")
-		inserters    = fs.Int("inserters", 2, "DuckDB insert connections")
+		inserters    = fs.Int("inserters", ingest.DefaultInserters, "DuckDB insert connections")
 		queueMsgs    = fs.Int("queue-messages", 0, "messages buffered before decoding (0: batch-rows × (decoders+1))")
 		queueBatches = fs.Int("queue-batches", 4, "decoded batches buffered before inserting")
 		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB (needs --export-dir; 0: never by size)")
