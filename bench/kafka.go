@@ -21,6 +21,9 @@ type KafkaConfig struct {
 	// Decoders and Inserters are the pipeline's decoder goroutines and
 	// DuckDB insert connections (0: quiver ingest's defaults).
 	Decoders, Inserters int
+	// FetchPartitionBytes is the pipeline consumer's per-partition fetch
+	// size (0: quiver ingest's default).
+	FetchPartitionBytes int32
 	Reps                int
 }
 
@@ -33,7 +36,8 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 		Messages: cfg.Messages, Partitions: cfg.Partitions, Flat: cfg.Flat, Brokers: cfg.Brokers, Logger: quiet,
 		Decoders: cfg.Decoders, Inserters: cfg.Inserters,
 		NewSource: func(brokers []string, topic, group string) (ingest.Source, error) {
-			return kafka.New(kafka.Brokers(brokers...), kafka.Topic(topic), kafka.Group(group), kafka.Logger(quiet))
+			return kafka.New(kafka.Brokers(brokers...), kafka.Topic(topic), kafka.Group(group), kafka.Logger(quiet),
+				kafka.FetchMaxPartitionBytes(cfg.FetchPartitionBytes))
 		},
 	})
 	if err != nil {

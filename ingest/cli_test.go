@@ -39,6 +39,7 @@ func TestIngestCLI_Errors(t *testing.T) {
 		{"no flags", []string{"ingest"}, "--brokers is required"},
 		{"unknown flag", base("--nope"), "flag provided but not defined"},
 		{"negative batch", base("--batch-rows", "-5"), "--batch-rows cannot be negative"},
+		{"negative partition fetch", base("--fetch-partition-mb", "-1"), "--fetch-partition-mb cannot be negative"},
 		{"rotation without export dir", base("--rotate-mb", "10"), "--rotate-mb needs --export-dir"},
 		{"bad partition spec", append(base("--export-dir", filepath.Join(dir, "lake")), "--partition-by", "dt=f("), "--partition-by"},
 		{"unknown message", replace(base(), "--message", "quiver.test.Nope"), "unknown message"},

@@ -62,6 +62,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		start        = fs.String("start", "earliest", "where partitions with no stored offset start: earliest or latest")
 		maxPoll      = fs.Int("max-poll-records", 10_000, "records handed to the pipeline per poll")
 		fetchMaxMB   = fs.Int("fetch-max-mb", 50, "largest Kafka fetch response in MB (bounds memory buffered in the client)")
+		fetchPartMB  = fs.Int("fetch-partition-mb", kafka.DefaultFetchPartitionBytes>>20, "most one fetch brings of one partition, in MB (Kafka's clients use 1)")
 		idleExit     = fs.Duration("idle-exit", 0, "exit cleanly after no message arrived for this long (0: run until stopped)")
 		shutdownTO   = fs.Duration("shutdown-timeout", 30*time.Second, "time allowed to commit in-flight batches and finish a running export at exit")
 		threads      = fs.Int("threads", 0, "DuckDB worker threads (0: DuckDB's default)")
@@ -106,7 +107,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		{"queue-messages", int64(*queueMsgs)}, {"queue-batches", int64(*queueBatches)}, {"rotate-mb", *rotateMB},
 		{"row-group-size", int64(*rowGroup)}, {"disk-ceiling-mb", *ceilingMB}, {"min-free-mb", *minFreeMB},
 		{"kafka-clients", int64(*clients)}, {"max-poll-records", int64(*maxPoll)}, {"threads", int64(*threads)},
-		{"fetch-max-mb", int64(*fetchMaxMB)}} {
+		{"fetch-max-mb", int64(*fetchMaxMB)}, {"fetch-partition-mb", int64(*fetchPartMB)}} {
 		if n.v < 0 {
 			return usagef("--%s cannot be negative", n.name)
 		}
@@ -151,7 +152,8 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	src, err := kafka.New(
 		kafka.Brokers(*brokers), kafka.Topic(*topic), kafka.Group(*group), kafka.Clients(*clients),
 		kafka.InstanceID(*instanceID), kafka.StartOffset(*start), kafka.MaxPollRecords(*maxPoll),
-		kafka.SessionTimeout(*sessionTO), kafka.FetchMaxBytes(int32(min(*fetchMaxMB, 1024))<<20), kafka.Logger(log),
+		kafka.SessionTimeout(*sessionTO), kafka.FetchMaxBytes(int32(min(*fetchMaxMB, 1024))<<20),
+		kafka.FetchMaxPartitionBytes(int32(min(*fetchPartMB, 1024))<<20), kafka.Logger(log),
 	)
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "new kafka source: "))

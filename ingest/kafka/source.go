@@ -140,6 +140,11 @@ func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
 	if s.cfg.fetchMaxBytes > 0 {
 		opts = append(opts, kgo.FetchMaxBytes(s.cfg.fetchMaxBytes))
 	}
+	partBytes := s.cfg.fetchPartBytes
+	if partBytes == 0 {
+		partBytes = DefaultFetchPartitionBytes
+	}
+	opts = append(opts, kgo.FetchMaxPartitionBytes(partBytes))
 	if s.cfg.sessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(s.cfg.sessionTimeout))
 	}

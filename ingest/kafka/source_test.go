@@ -309,6 +309,8 @@ func TestNew_Validate(t *testing.T) {
 		{"no group", []kafka.Opt{kafka.Brokers("h:1"), kafka.Topic("t")}},
 		{"bad start", []kafka.Opt{kafka.Brokers("h:1"), kafka.Topic("t"), kafka.Group("g"), kafka.StartOffset("middle")}},
 		{"bad clients", []kafka.Opt{kafka.Brokers("h:1"), kafka.Topic("t"), kafka.Group("g"), kafka.Clients(-1)}},
+		{"negative fetch max", []kafka.Opt{kafka.Brokers("h:1"), kafka.Topic("t"), kafka.Group("g"), kafka.FetchMaxBytes(-1)}},
+		{"negative partition fetch", []kafka.Opt{kafka.Brokers("h:1"), kafka.Topic("t"), kafka.Group("g"), kafka.FetchMaxPartitionBytes(-1)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := kafka.New(tt.opts...); err == nil {
