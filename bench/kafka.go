@@ -21,10 +21,10 @@ type KafkaConfig struct {
 	// Decoders and Inserters are the pipeline's decoder goroutines and
 	// DuckDB insert connections (0: quiver ingest's defaults).
 	Decoders, Inserters int
-	// FetchPartitionBytes is the pipeline consumer's per-partition fetch
-	// size (0: quiver ingest's default).
-	FetchPartitionBytes int32
-	Reps                int
+	// FetchPartitionBytes and FetchMaxBytes are the pipeline consumer's
+	// per-partition and per-response fetch sizes (0: the defaults).
+	FetchPartitionBytes, FetchMaxBytes int32
+	Reps                               int
 }
 
 // Kafka times each stage of the Kafka → Protobuf → Arrow → DuckDB pipeline
@@ -37,7 +37,7 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 		Decoders: cfg.Decoders, Inserters: cfg.Inserters,
 		NewSource: func(brokers []string, topic, group string) (ingest.Source, error) {
 			return kafka.New(kafka.Brokers(brokers...), kafka.Topic(topic), kafka.Group(group), kafka.Logger(quiet),
-				kafka.FetchMaxPartitionBytes(cfg.FetchPartitionBytes))
+				kafka.FetchMaxPartitionBytes(cfg.FetchPartitionBytes), kafka.FetchMaxBytes(cfg.FetchMaxBytes))
 		},
 	})
 	if err != nil {

@@ -18,14 +18,16 @@ func init() {
 		fs.IntVar(&cfg.Decoders, "decoders", 0, "decoder goroutines (0: quiver ingest's default, one per CPU)")
 		fs.IntVar(&cfg.Inserters, "inserters", 0, "DuckDB insert connections (0: quiver ingest's default)")
 		fetchPartMB := fs.Int("fetch-partition-mb", 0, "most one fetch brings of one partition, in MB (0: quiver ingest's default)")
+		fetchMaxMB := fs.Int("fetch-max-mb", 50, "largest Kafka fetch response in MB, as quiver ingest's flag")
 		return func(ctx context.Context, reps int) (*bench.Report, error) {
 			if cfg.Messages < 1 || *partitions < 1 {
 				return nil, usagef("--messages and --partitions must be positive")
 			}
-			if cfg.Decoders < 0 || cfg.Inserters < 0 || *fetchPartMB < 0 {
-				return nil, usagef("--decoders, --inserters and --fetch-partition-mb must not be negative")
+			if cfg.Decoders < 0 || cfg.Inserters < 0 || *fetchPartMB < 0 || *fetchMaxMB < 0 {
+				return nil, usagef("--decoders, --inserters, --fetch-partition-mb and --fetch-max-mb must not be negative")
 			}
 			cfg.FetchPartitionBytes = int32(min(*fetchPartMB, 1024)) << 20
+			cfg.FetchMaxBytes = int32(min(*fetchMaxMB, 1024)) << 20
 			cfg.Partitions = int32(*partitions)
 			if *brokers != "" {
 				cfg.Brokers = strings.Split(*brokers, ",")

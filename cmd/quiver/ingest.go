@@ -62,7 +62,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		start        = fs.String("start", "earliest", "where partitions with no stored offset start: earliest or latest")
 		maxPoll      = fs.Int("max-poll-records", 10_000, "records handed to the pipeline per poll")
 		fetchMaxMB   = fs.Int("fetch-max-mb", 50, "largest Kafka fetch response in MB (bounds memory buffered in the client)")
-		fetchPartMB  = fs.Int("fetch-partition-mb", kafka.DefaultFetchPartitionBytes>>20, "most one fetch brings of one partition, in MB (Kafka's clients use 1)")
+		fetchPartMB  = fs.Int("fetch-partition-mb", kafka.DefaultFetchPartitionBytes>>20, "most one fetch brings of one partition, in MB (larger fetches cost a little less CPU per message and several times their size in memory)")
 		idleExit     = fs.Duration("idle-exit", 0, "exit cleanly after no message arrived for this long (0: run until stopped)")
 		shutdownTO   = fs.Duration("shutdown-timeout", 30*time.Second, "time allowed to commit in-flight batches and finish a running export at exit")
 		threads      = fs.Int("threads", 0, "DuckDB worker threads (0: DuckDB's default)")

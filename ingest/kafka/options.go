@@ -71,13 +71,18 @@ func MaxPollRecords(n int) Opt { return func(c *cfg) { c.maxPollRecords = n } }
 func FetchMaxBytes(n int32) Opt { return func(c *cfg) { c.fetchMaxBytes = n } }
 
 // DefaultFetchPartitionBytes is what one fetch may bring of one
-// partition unless FetchMaxPartitionBytes says otherwise: 16 MiB, where
-// Kafka's clients default to 1 MiB. Fewer, larger fetches cost the broker
-// and the client less per message; on the 2-core build machine the flat
-// pipeline went from 0.44-0.45x of DuckDB's native insert at 1 MiB to
-// 0.49-0.51x at 8 and 16 MiB (`quiver bench kafka`). A fetch response
-// stays within FetchMaxBytes whatever this is.
-const DefaultFetchPartitionBytes = 16 << 20
+// partition unless FetchMaxPartitionBytes says otherwise: 1 MiB, as
+// Kafka's own clients. Larger fetches cost the broker and the client a
+// little less per message, and memory: on the 2-core build machine the
+// flat pipeline ran at 0.46-0.52x of DuckDB's native insert with 4 and 16
+// MiB against 0.45-0.47x with 1 MiB, within the machine's run-to-run noise
+// (`quiver bench kafka --fetch-partition-mb N`), while draining a
+// 2M-message backlog peaked at a 222 MB Go heap with 1 MiB, 360 MB with 4
+// MiB and 717 MB with 16 MiB (TestLong_IngestMemoryBounded): a buffered
+// fetch of small messages takes several times its wire size once decoded
+// into records. A fetch response stays within FetchMaxBytes whatever
+// this is.
+const DefaultFetchPartitionBytes = 1 << 20
 
 // FetchMaxPartitionBytes caps what one fetch brings of one partition
 // (DefaultFetchPartitionBytes when 0); a batch larger than it still comes

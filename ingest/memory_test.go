@@ -1,0 +1,124 @@
+package ingest_test
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLong_IngestMemoryBounded checks that quiver ingest's memory is set
+// by its queues and fetch sizes, not by the topic's backlog: draining a
+// backlog of 3M messages peaks at about the heap of draining 1M (both far
+// more than one fetch and the queues hold). quiver ingest runs
+// as a subprocess (the broker's copy of the topic stays in this one) and
+// its Go heap is read from its /metrics while it works. DuckDB's own
+// memory is bounded by its memory limit, not by the pipeline.
+func TestLong_IngestMemoryBounded(t *testing.T) {
+	if !longTests {
+		t.Skip("set QUIVER_LONG_TESTS=1")
+	}
+	bin := quiverBinary(t)
+	md := compile(t, "Flat")
+	peak := func(n int) float64 {
+		t.Helper()
+		addrs := startCluster(t, 4)
+		produce(t, addrs, 4, flatValues(t, md, 0, n), time.Unix(1_740_000_000, 0))
+		db := filepath.Join(t.TempDir(), "mem.duckdb")
+		cmd := exec.Command(bin, ingestArgs(addrs, "mem", db, "", "--http", "127.0.0.1:0", "--idle-exit", "2s")...)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		addr := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				logs.WriteString(sc.Text() + "\n")
+				if a, ok := strings.CutPrefix(sc.Text(), "quiver: http listening on "); ok {
+					addr <- a
+				}
+			}
+		}()
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		var url string
+		select {
+		case a := <-addr:
+			url = "http://" + a + "/metrics"
+		case err := <-exited:
+			t.Fatalf("quiver ingest exited before serving metrics: %v\n%s", err, logs.String())
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatal("no 'quiver: http listening on' line")
+		}
+		var maxHeap, records float64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(5 * time.Minute)
+		for {
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("quiver ingest: %v\n%s", err, logs.String())
+				}
+				if records != float64(n) {
+					t.Fatalf("ingested %.0f of %d messages", records, n)
+				}
+				return maxHeap
+			case <-deadline:
+				cmd.Process.Kill()
+				t.Fatalf("quiver ingest did not drain %d messages\n%s", n, logs.String())
+			case <-tick.C:
+				m := scrape(url)
+				if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
+					maxHeap = max(maxHeap, v)
+				}
+				if v, ok := m["quiver_ingest_records_total"]; ok {
+					records = v
+				}
+			}
+		}
+	}
+	small := peak(1_000_000)
+	large := peak(3_000_000)
+	t.Logf("peak Go heap in use: %.0f MB draining 1M messages, %.0f MB draining 3M", small/(1<<20), large/(1<<20))
+	if large > 1.25*small+64<<20 {
+		t.Errorf("the heap grew with the backlog: %.0f MB for 3M messages against %.0f MB for 1M", large/(1<<20), small/(1<<20))
+	}
+	if large > 1<<30 {
+		t.Errorf("peak heap %.0f MB, more than 1 GB", large/(1<<20))
+	}
+}
+
+// scrape reads the unlabelled samples of a Prometheus text page; an
+// unreachable page (the process exiting) gives none.
+func scrape(url string) map[string]float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, val, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+			m[name] = v
+		}
+	}
+	return m
+}
