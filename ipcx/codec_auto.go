@@ -455,7 +455,7 @@ func (a *AutoChooser) decide() {
 		case a.batch < ce.badUntil:
 		case ce.press.n > 0 && a.batch-ce.pressAt <= p.fresh && ce.press.v >= p.linkBound:
 			// It filled the link moments ago: that is why it was left.
-		case a.link.trusted() && predictedBelow(a, cheaper, cur.rate()*p.keepCheaper):
+		case a.link.trusted() && a.predictedBelow(cheaper, cur.rate()*p.keepCheaper):
 			// It would fill the link at less than the current rate.
 		case ce.spr.n == 0 || ce.rate() > cur.rate()*p.keepCheaper:
 			best = cheaper
@@ -470,7 +470,7 @@ func (a *AutoChooser) decide() {
 
 // predictedBelow reports whether c's predicted rate is known and below
 // rate.
-func predictedBelow(a *AutoChooser, c Codec, rate float64) bool {
+func (a *AutoChooser) predictedBelow(c Codec, rate float64) bool {
 	r, ok := a.predict(c)
 	return ok && r < rate
 }
