@@ -53,19 +53,28 @@ func makeBatches(t *testing.T, mem memory.Allocator, n, rows int) (*arrow.Schema
 	return schema, recs
 }
 
-func TestConn_InsertArrow(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	db := openTest(t, engine.Options{})
-	ctx := context.Background()
-	c, err := db.Conn(ctx)
+// openIngTable opens a test database with opts and a connection to it,
+// which the caller releases, and creates the table ing.
+func openIngTable(t *testing.T, opts engine.Options) (*engine.DB, *engine.Conn) {
+	t.Helper()
+	db := openTest(t, opts)
+	c, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
+	if _, err := c.Exec(context.Background(), "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
+		c.Release()
 		t.Fatal(err)
 	}
+	return db, c
+}
+
+func TestConn_InsertArrow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	db, c := openIngTable(t, engine.Options{})
+	defer c.Release()
+	ctx := context.Background()
 	schema, recs := makeBatches(t, mem, 4, 5000)
 	rdr, _ := array.NewRecordReader(schema, recs)
 	n, err := c.InsertArrow(ctx, `"ing"`, nil, rdr)
@@ -102,16 +111,9 @@ func TestConn_InsertArrowCoalesces(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	dbMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer dbMem.AssertSize(t, 0)
-	db := openTest(t, engine.Options{Allocator: dbMem})
-	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, c := openIngTable(t, engine.Options{Allocator: dbMem})
 	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
 	const batches, rows = 60, 5000 // 300,000 rows: 2 row groups and a bit
 	schema, recs := makeBatches(t, mem, batches, rows)
 	defer func() {
@@ -121,7 +123,7 @@ func TestConn_InsertArrowCoalesces(t *testing.T) {
 	}()
 
 	failing, _ := array.NewRecordReader(schema, recs)
-	_, err = c.InsertArrow(ctx, `"ing"`, nil, &failingReader{RecordReader: failing, failAt: 40})
+	_, err := c.InsertArrow(ctx, `"ing"`, nil, &failingReader{RecordReader: failing, failAt: 40})
 	failing.Release()
 	if err == nil {
 		t.Fatal("failing reader: got no error")

@@ -1,8 +1,6 @@
 package ingest_test
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -84,41 +82,11 @@ func TestIngestCLI_Metrics(t *testing.T) {
 	md := compile(t, "Flat")
 	produce(t, addrs, 2, flatValues(t, md, 0, 5000), time.Now())
 	dir := t.TempDir()
-	cmd := exec.Command(bin, ingestArgs(addrs, "m", filepath.Join(dir, "m.duckdb"), "",
-		"--http", "127.0.0.1:0", "--idle-exit", "2s", "--batch-rows", "1000", "--report-interval", "500ms", "--log-level", "info")...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	var logs bytes.Buffer
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			logs.WriteString(line + "\n")
-			if a, ok := strings.CutPrefix(line, "quiver: http listening on "); ok {
-				addr <- a
-			}
-		}
-	}()
-	var a string
-	select {
-	case a = <-addr:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("no 'quiver: http listening on' line")
-	}
+	p := startIngestHTTP(t, bin, ingestArgs(addrs, "m", filepath.Join(dir, "m.duckdb"), "",
+		"--idle-exit", "2s", "--batch-rows", "1000", "--report-interval", "500ms", "--log-level", "info"))
 	var body string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get("http://" + a + "/metrics")
+		resp, err := http.Get(p.Metrics)
 		if err != nil {
 			continue
 		}
@@ -136,12 +104,11 @@ func TestIngestCLI_Metrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("quiver ingest: %v\n%s", err, logs.String())
+	if err := p.Wait(); err != nil {
+		t.Fatalf("quiver ingest: %v\n%s", err, p.Stderr())
 	}
-	<-scanned
-	if !strings.Contains(logs.String(), `msg="ingest report"`) || !strings.Contains(stdout.String(), "records:                5_000.00") {
-		t.Errorf("missing periodic or final report:\nstderr:\n%s\nstdout:\n%s", logs.String(), stdout.String())
+	if !strings.Contains(p.Stderr(), `msg="ingest report"`) || !strings.Contains(p.Stdout.String(), "records:                5_000.00") {
+		t.Errorf("missing periodic or final report:\nstderr:\n%s\nstdout:\n%s", p.Stderr(), p.Stdout.String())
 	}
 }
 

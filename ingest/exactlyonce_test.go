@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -97,6 +98,68 @@ func startIngest(t *testing.T, bin string, args []string) (*exec.Cmd, *bytes.Buf
 	}
 	return cmd, &out
 }
+
+// httpIngest is a quiver ingest subprocess that serves /metrics.
+type httpIngest struct {
+	cmd *exec.Cmd
+	// Metrics is the URL of its /metrics page.
+	Metrics string
+	// Stdout is its standard output; read it after Wait.
+	Stdout  bytes.Buffer
+	stderr  bytes.Buffer
+	scanned chan struct{}
+}
+
+// startIngestHTTP starts quiver ingest with args and --http on a free
+// loopback port, and returns once it announced the port. The test fails
+// if it exits or says nothing within 30 seconds.
+func startIngestHTTP(t *testing.T, bin string, args []string) *httpIngest {
+	t.Helper()
+	p := &httpIngest{cmd: exec.Command(bin, append(args, "--http", "127.0.0.1:0")...), scanned: make(chan struct{})}
+	p.cmd.Stdout = &p.Stdout
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(p.scanned)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.stderr.WriteString(sc.Text() + "\n")
+			if a, ok := strings.CutPrefix(sc.Text(), "quiver: http listening on "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		p.Metrics = "http://" + a + "/metrics"
+		return p
+	case <-p.scanned:
+		err := p.Wait()
+		t.Fatalf("quiver ingest exited before serving metrics: %v\n%s", err, p.Stderr())
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		p.Wait()
+		t.Fatalf("no 'quiver: http listening on' line\n%s", p.Stderr())
+	}
+	return nil
+}
+
+// Wait waits for the process to exit, after its standard error has been
+// read to the end.
+func (p *httpIngest) Wait() error {
+	<-p.scanned
+	return p.cmd.Wait()
+}
+
+// Stderr is what the process wrote to standard error; complete once Wait
+// returned.
+func (p *httpIngest) Stderr() string { return p.stderr.String() }
 
 // verifyExactlyOnce checks that the live files, their sealed segments and
 // the Parquet exports hold message ids 0..n-1 exactly once, each under a

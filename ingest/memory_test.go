@@ -1,11 +1,8 @@
 package ingest_test
 
 import (
-	"bufio"
-	"bytes"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,37 +28,9 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 		addrs := startCluster(t, 4)
 		produce(t, addrs, 4, flatValues(t, md, 0, n), time.Unix(1_740_000_000, 0))
 		db := filepath.Join(t.TempDir(), "mem.duckdb")
-		cmd := exec.Command(bin, ingestArgs(addrs, "mem", db, "", "--http", "127.0.0.1:0", "--idle-exit", "2s")...)
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var logs bytes.Buffer
-		addr := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stderr)
-			for sc.Scan() {
-				logs.WriteString(sc.Text() + "\n")
-				if a, ok := strings.CutPrefix(sc.Text(), "quiver: http listening on "); ok {
-					addr <- a
-				}
-			}
-		}()
+		p := startIngestHTTP(t, bin, ingestArgs(addrs, "mem", db, "", "--idle-exit", "2s"))
 		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		var url string
-		select {
-		case a := <-addr:
-			url = "http://" + a + "/metrics"
-		case err := <-exited:
-			t.Fatalf("quiver ingest exited before serving metrics: %v\n%s", err, logs.String())
-		case <-time.After(time.Minute):
-			cmd.Process.Kill()
-			t.Fatal("no 'quiver: http listening on' line")
-		}
+		go func() { exited <- p.Wait() }()
 		var maxHeap, records float64
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
@@ -70,17 +39,18 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 			select {
 			case err := <-exited:
 				if err != nil {
-					t.Fatalf("quiver ingest: %v\n%s", err, logs.String())
+					t.Fatalf("quiver ingest: %v\n%s", err, p.Stderr())
 				}
 				if records != float64(n) {
 					t.Fatalf("ingested %.0f of %d messages", records, n)
 				}
 				return maxHeap
 			case <-deadline:
-				cmd.Process.Kill()
-				t.Fatalf("quiver ingest did not drain %d messages\n%s", n, logs.String())
+				p.cmd.Process.Kill()
+				<-exited
+				t.Fatalf("quiver ingest did not drain %d messages\n%s", n, p.Stderr())
 			case <-tick.C:
-				m := scrape(url)
+				m := scrape(p.Metrics)
 				if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
 					maxHeap = max(maxHeap, v)
 				}
