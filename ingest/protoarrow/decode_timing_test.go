@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/mempool"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -45,12 +45,17 @@ func flat14Messages(b *testing.B, n int) [][]byte {
 }
 
 // benchDecode appends msgs round robin, flushing every benchBatchRows rows
-// as the pipeline does, and reports messages per second.
+// as the pipeline does, and reports messages per second. The memory is
+// recycled, as in the pipeline.
 func benchDecode(b *testing.B, md protoreflect.MessageDescriptor, msgs [][]byte, opts ...Option) {
-	d, err := NewDecoder(md, memory.NewGoAllocator(), opts...)
+	d, err := NewDecoder(md, mempool.New(), opts...)
 	if err != nil {
 		b.Fatalf("NewDecoder: %v", err)
 	}
+	benchDecoder(b, d, msgs)
+}
+
+func benchDecoder(b *testing.B, d *Decoder, msgs [][]byte) {
 	defer d.Release()
 	size := 0
 	for _, m := range msgs {
@@ -73,8 +78,16 @@ func benchDecode(b *testing.B, md protoreflect.MessageDescriptor, msgs [][]byte,
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
+// BenchmarkDecoder_Flat14 takes the flat decoder's one pass.
 func BenchmarkDecoder_Flat14(b *testing.B) {
 	benchDecode(b, compileT(b, "flat.proto", "Flat14"), flat14Messages(b, 1024))
+}
+
+// BenchmarkDecoder_Flat14General decodes the same messages the general
+// way, through frames and builders.
+func BenchmarkDecoder_Flat14General(b *testing.B) {
+	md := compileT(b, "flat.proto", "Flat14")
+	benchDecoder(b, newGeneralDecoder(b, md, mempool.New()), flat14Messages(b, 1024))
 }
 
 // BenchmarkUnmarshal_Flat14Dynamicpb is the reflection baseline: proto.Unmarshal

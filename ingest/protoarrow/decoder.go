@@ -21,7 +21,8 @@ type Decoder struct {
 	nodes  []*msgNode
 	rows   int
 	norm   *normalizer
-	sized  []sized // builders presized to the last batch
+	sized  []sized      // builders presized to the last batch
+	flat   *flatDecoder // the one-pass path of flat messages, or nil
 }
 
 // NewDecoder compiles md into a decode plan bound to new builders that
@@ -52,10 +53,20 @@ func NewDecoder(md protoreflect.MessageDescriptor, mem memory.Allocator, opts ..
 		}
 	}
 	d.nodes = p.nodes
-	d.rb = array.NewRecordBuilder(mem, schema)
-	root.bind(d.rb.Fields())
-	d.sized = root.collectBuilders(nil)
+	if d.norm == nil {
+		if d.flat = newFlatDecoder(root, schema, mem); d.flat != nil {
+			return d, nil
+		}
+	}
+	d.useBuilders(mem)
 	return d, nil
+}
+
+// useBuilders binds the general path's plan to new builders.
+func (d *Decoder) useBuilders(mem memory.Allocator) {
+	d.rb = array.NewRecordBuilder(mem, d.schema)
+	d.root.bind(d.rb.Fields())
+	d.sized = d.root.collectBuilders(nil)
 }
 
 // Schema returns the schema of the main record batches.
@@ -78,6 +89,12 @@ func (d *Decoder) NormalizedSchema() *arrow.Schema {
 // and leaves both batches exactly as they were, so the caller can send the
 // message to a dead-letter table and go on.
 func (d *Decoder) Append(msg []byte) error {
+	if d.flat != nil {
+		if err := d.flat.append(msg); err != errFlatReject {
+			return err
+		}
+		return d.walkError(msg)
+	}
 	for _, n := range d.nodes {
 		n.release()
 	}
@@ -96,8 +113,25 @@ func (d *Decoder) Append(msg []byte) error {
 	return nil
 }
 
+// walkError parses msg with the general walker, which describes what is
+// wrong with a message the flat decoder rejected.
+func (d *Decoder) walkError(msg []byte) error {
+	for _, n := range d.nodes {
+		n.release()
+	}
+	if err := walk(d.root, d.root.get(), msg, cap(msg)); err != nil {
+		return err
+	}
+	return &DecodeError{Err: errFlatReject} // the two paths disagree: a bug
+}
+
 // Len returns the number of rows pending in the main batch.
-func (d *Decoder) Len() int { return d.rows }
+func (d *Decoder) Len() int {
+	if d.flat != nil {
+		return d.flat.rows
+	}
+	return d.rows
+}
 
 // NormalizedLen returns the number of rows pending in the normalized batch,
 // or 0 without a normalizer.
@@ -114,6 +148,9 @@ func (d *Decoder) NormalizedLen() int {
 // NewNormalizedRecord: flush both at the same message boundary to keep the
 // two tables in step.
 func (d *Decoder) NewRecord() arrow.RecordBatch {
+	if d.flat != nil {
+		return d.flat.record(d.schema)
+	}
 	d.rows = 0
 	remember(d.sized)
 	rec := d.rb.NewRecordBatch()
@@ -138,6 +175,9 @@ func (d *Decoder) NewNormalizedRecord() arrow.RecordBatch {
 // Release frees the builders and any pending rows. The Decoder must not be
 // used afterwards.
 func (d *Decoder) Release() {
+	if d.flat != nil {
+		d.flat.release()
+	}
 	if d.rb != nil {
 		d.rb.Release()
 		d.rb = nil

@@ -36,6 +36,8 @@ func FuzzDecoder_Append(f *testing.F) {
 		{"Maps", "counts[].key, counts[].value"},
 		{"Repeated", ""},
 		{"WellKnown", "at, history[]"},
+		{"Scalars", ""},       // the flat decoder
+		{"FlatOptionals", ""}, // the flat decoder, with presence
 	} {
 		md := compileT(f, "all.proto", tt.message)
 		targets = append(targets, fuzzTarget{md: md, spec: tt.spec, good: marshalT(f, randomMessage(r, md))})
