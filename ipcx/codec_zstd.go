@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	ddzstd "github.com/DataDog/zstd"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -26,43 +27,56 @@ const zstdFrameSize = 4 << 20
 
 const zstdMagic = 0xFD2FB528
 
-// zstdEncoder is the process-wide encoder: EncodeAll is safe for
-// concurrent use and keeps its per-call state in a pool, so the encoder is
-// made once rather than per batch.
-//
-// Its level is the fastest, zstd's level 1, which is also Arrow C++'s
-// default for IPC. Where zstd pays (a slow link) the sender's CPU is
-// what bounds it: on the shaped 1 Gbit/s link, str20 came 1.07-1.16×
-// faster end to end than at the default level (level 3), and num20
-// 1.09-1.11×, though the default level sends fewer bytes.
-var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+// zstdLevel is zstd's level 1, the fastest of its standard levels and
+// Arrow C++'s default for IPC. Where zstd pays (a slow link) the sender's
+// CPU is what bounds it: on the shaped 1 Gbit/s link, str20 came
+// 1.07-1.16× faster end to end than at the default level (level 3), and
+// num20 1.09-1.11×, though the default level sends fewer bytes.
+const zstdLevel = 1
+
+// Compression goes through the reference zstd library (cgo), decompression
+// through klauspost/compress. On a str20 batch's buffers the library at
+// level 1 compressed string data 1.7× faster than klauspost's fastest
+// level, and it Huffman-codes the string offsets (to 73% of their size),
+// which klauspost's fastest level sends as they are; klauspost decodes
+// those offsets faster (go test -bench Zstd ./ipcx/).
+
+// zstdCtxs holds the compression contexts, one per concurrent call, made
+// once: a context allocates its tables on first use, which makes that use
+// several times slower, so they are warmed before any batch or auto's
+// probe needs them.
+var zstdCtxs = sync.OnceValue(func() chan ddzstd.Ctx {
 	n := 2 * runtime.GOMAXPROCS(0)
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderConcurrency(n),
-		zstd.WithEncoderCRC(false), // like quiver's LZ4 frames: the transport checks integrity
-		zstd.WithZeroFrames(true))
-	if err != nil {
-		panic(fmt.Sprintf("ipcx: zstd encoder: %v", err))
-	}
-	// Each of the n pooled encoders allocates its tables on first use,
-	// which makes that use about three times slower: warm them all now,
-	// so neither a batch nor auto's probe pays for it.
-	var wg sync.WaitGroup
+	ch := make(chan ddzstd.Ctx, n)
 	warm := make([]byte, 256<<10)
 	for i := range warm {
 		warm[i] = byte(i * 7 / 5)
 	}
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			enc.EncodeAll(warm, nil)
-		}()
+	dst := make([]byte, zstdMaxFrameLen(len(warm)))
+	for range n {
+		c := ddzstd.NewCtx()
+		if _, err := c.CompressLevel(dst, warm, zstdLevel); err != nil {
+			panic(fmt.Sprintf("ipcx: zstd: %v", err))
+		}
+		ch <- c
 	}
-	wg.Wait()
-	return enc
+	return ch
 })
+
+// zstdCompress compresses src into one frame at the start of dst, which
+// has room for zstdMaxFrameLen(len(src)) bytes, and returns the frame.
+// The frame records its content size and has no checksum: like quiver's
+// LZ4 frames, the transport checks integrity.
+func zstdCompress(dst, src []byte) ([]byte, error) {
+	ctxs := zstdCtxs()
+	c := <-ctxs
+	defer func() { ctxs <- c }()
+	out, err := c.CompressLevel(dst, src, zstdLevel)
+	if err != nil {
+		return nil, fmt.Errorf("zstd compress: %w", err)
+	}
+	return out, nil
+}
 
 // zstdDecoder is the process-wide decoder; DecodeAll is safe for
 // concurrent use.
@@ -85,7 +99,7 @@ var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
 })
 
 // zstdMaxFrameLen is the most one frame of n input bytes takes.
-func zstdMaxFrameLen(n int) int { return zstdEncoder().MaxEncodedSize(n) + 32 }
+func zstdMaxFrameLen(n int) int { return ddzstd.CompressBound(n) }
 
 // zstdFrameSpan is one frame in a buffer: its bytes and, when the header
 // says, its content size (-1 otherwise).
