@@ -29,8 +29,11 @@ func TestServer_FileSystemLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A small memory limit makes the sort below spill to DuckDB's temp
-	// directory, which must keep working with external access off.
-	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(dir, "q.duckdb"), MemoryLimit: "100MB"})
+	// directory, which must keep working with external access off. At
+	// 200 MB the query still fails without a temp directory (checked with
+	// SET temp_directory = ''); at 100 MB it ran out of memory once under
+	// load even with one.
+	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(dir, "q.duckdb"), MemoryLimit: "200MB"})
 	c := testutil.Dial(t, srv, client.Config{})
 	ctx := context.Background()
 	for _, sql := range []string{
