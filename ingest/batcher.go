@@ -13,18 +13,25 @@ type inItem struct {
 	flush  chan<- uint64 // receives the last batch number cut so far
 }
 
+// maxBatchBytes caps the message bytes of one batch. A batch's string
+// column holds at most that much data, far below the 2 GiB its 32-bit
+// Arrow offsets can address, and a topic of large messages is cut into
+// batches of fewer rows instead of ones of several gigabytes.
+const maxBatchBytes = 256 << 20
+
 // batcher cuts delivered chunks into numbered batches of exactly
-// BatchRows messages, or fewer when FlushInterval passes, a flush is asked
-// for, or the input ends.
+// BatchRows messages, or fewer when maxBytes of messages are reached,
+// FlushInterval passes, a flush is asked for, or the input ends.
 type batcher struct {
-	size   int
-	linger time.Duration
-	in     <-chan inItem
-	out    chan<- *batchJob
-	seq    uint64
-	cur    *batchJob
-	timer  *time.Timer
-	timerC <-chan time.Time
+	size     int
+	maxBytes int64 // 0: no cap
+	linger   time.Duration
+	in       <-chan inItem
+	out      chan<- *batchJob
+	seq      uint64
+	cur      *batchJob
+	timer    *time.Timer
+	timerC   <-chan time.Time
 }
 
 // run cuts batches until the input closes, then cuts the last one and
@@ -68,16 +75,17 @@ func (b *batcher) add(ctx context.Context, c Chunk) error {
 			b.cur = &batchJob{offsets: Offsets{}}
 			b.startTimer()
 		}
-		n := min(len(c.Messages), b.size-b.cur.msgs)
-		part := Chunk{Topic: c.Topic, Partition: c.Partition, Messages: c.Messages[:n:n]}
-		for i := range part.Messages {
-			b.cur.bytes += int64(len(part.Messages[i].Value))
+		n, room := 0, min(len(c.Messages), b.size-b.cur.msgs)
+		for n < room && !b.full() {
+			b.cur.bytes += int64(len(c.Messages[n].Value))
+			n++
 		}
+		part := Chunk{Topic: c.Topic, Partition: c.Partition, Messages: c.Messages[:n:n]}
 		b.cur.chunks = append(b.cur.chunks, part)
 		b.cur.msgs += n
 		b.cur.offsets.Advance(c.Topic, c.Partition, part.Messages[n-1].Offset+1)
 		c.Messages = c.Messages[n:]
-		if b.cur.msgs >= b.size {
+		if b.cur.msgs >= b.size || b.full() {
 			if err := b.cut(ctx); err != nil {
 				return err
 			}
@@ -85,6 +93,9 @@ func (b *batcher) add(ctx context.Context, c Chunk) error {
 	}
 	return nil
 }
+
+// full reports that the open batch holds maxBytes of messages.
+func (b *batcher) full() bool { return b.maxBytes > 0 && b.cur.bytes >= b.maxBytes }
 
 // cut numbers the open batch and sends it on; an empty batch is not cut.
 func (b *batcher) cut(ctx context.Context) error {

@@ -133,7 +133,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 			}
 		}()
 	}
-	b := &batcher{size: p.cfg.BatchRows, linger: p.cfg.FlushInterval, in: p.in, out: jobs}
+	b := &batcher{size: p.cfg.BatchRows, maxBytes: maxBatchBytes, linger: p.cfg.FlushInterval, in: p.in, out: jobs}
 	goStage("batcher", func() error { return b.run(stop) })
 	var decoders sync.WaitGroup
 	for range p.cfg.Decoders {

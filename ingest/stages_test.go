@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,43 @@ func TestBatcher_Cut(t *testing.T) {
 		if g.seq != w.seq || g.msgs != w.msgs || n0 != w.next0 || n1 != w.nxt {
 			t.Errorf("batch %d: got seq %d, %d msgs, next %d/%d; want %+v", i, g.seq, g.msgs, n0, n1, w)
 		}
+	}
+}
+
+// TestBatcher_MaxBytes checks that a batch is cut once it holds maxBytes of
+// messages, whatever its row count, and that a message larger than the cap
+// makes a batch of its own.
+func TestBatcher_MaxBytes(t *testing.T) {
+	in := make(chan inItem, 10)
+	out := make(chan *batchJob, 10)
+	b := &batcher{size: 100, maxBytes: 35, linger: time.Hour, in: in, out: out}
+	done := make(chan error, 1)
+	go func() { done <- b.run(context.Background()) }()
+
+	sized := func(from, n, size int) []Message {
+		out := make([]Message, n)
+		for i := range out {
+			out[i] = Message{Offset: int64(from + i), Value: make([]byte, size)}
+		}
+		return out
+	}
+	in <- inItem{chunks: []Chunk{
+		{Topic: "t", Partition: 0, Messages: sized(0, 6, 10)},  // 4, then 2 …
+		{Topic: "t", Partition: 1, Messages: sized(0, 3, 10)},  // … +2, then 1 …
+		{Topic: "t", Partition: 2, Messages: sized(0, 1, 100)}, // … +1 (131 bytes)
+		{Topic: "t", Partition: 3, Messages: sized(0, 2, 100)}, // one each
+	}}
+	close(in)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for j := range out {
+		got = append(got, fmt.Sprintf("%d/%d", j.msgs, j.bytes))
+	}
+	want := []string{"4/40", "4/40", "2/110", "1/100", "1/100"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batches (messages/bytes): got %v, want %v", got, want)
 	}
 }
 

@@ -57,7 +57,6 @@ type flatCol struct {
 type colBuf struct {
 	buf *memory.Buffer
 	b   []byte // the buffer's whole capacity
-	n   int    // variable-length data: bytes used
 }
 
 // errFlatReject reports that the fast path met something it does not
@@ -115,7 +114,6 @@ func (f *flatDecoder) reset(rows int) {
 	for i := range f.cols {
 		if c := &f.cols[i]; c.width < 0 {
 			binary.LittleEndian.PutUint32(c.offs.b, 0)
-			c.vals.n = 0
 		}
 	}
 }
@@ -316,7 +314,6 @@ func (c *flatCol) putBytes(row int, v []byte) error {
 	}
 	copy(c.vals.b[start:], v)
 	binary.LittleEndian.PutUint32(c.offs.b[(row+1)*4:], uint32(end))
-	c.vals.n = end
 	return nil
 }
 
@@ -374,7 +371,7 @@ func (b *colBuf) finish(n int) *memory.Buffer {
 	buf := b.buf
 	b.reserve(n) // a batch of zero rows may not have allocated yet
 	buf.ResizeNoShrink(n)
-	b.buf, b.b, b.n = nil, nil, 0
+	b.buf, b.b = nil, nil
 	return buf
 }
 
