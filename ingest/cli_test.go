@@ -38,6 +38,8 @@ func TestIngestCLI_Errors(t *testing.T) {
 		{"unknown flag", base("--nope"), "flag provided but not defined"},
 		{"negative batch", base("--batch-rows", "-5"), "--batch-rows cannot be negative"},
 		{"negative partition fetch", base("--fetch-partition-mb", "-1"), "--fetch-partition-mb cannot be negative"},
+		{"negative queue bytes", base("--queue-mb", "-1"), "--queue-mb cannot be negative"},
+		{"queue smaller than a batch", base("--queue-mb", "100"), "queue of 100 MiB cannot hold one batch of up to 256 MiB"},
 		{"rotation without export dir", base("--rotate-mb", "10"), "--rotate-mb needs --export-dir"},
 		{"bad partition spec", append(base("--export-dir", filepath.Join(dir, "lake")), "--partition-by", "dt=f("), "--partition-by"},
 		{"unknown message", replace(base(), "--message", "quiver.test.Nope"), "unknown message"},

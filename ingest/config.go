@@ -84,6 +84,10 @@ type Config struct {
 	// QueueMessages caps the messages accepted but not yet decoded
 	// (BatchRows × (Decoders+1)); at least BatchRows.
 	QueueMessages int
+	// QueueBytes caps the bytes of those messages (a batch's worth of
+	// bytes, 256 MiB, × (Decoders+1)); whichever cap is reached first
+	// holds the source back, so large messages cannot fill memory.
+	QueueBytes int64
 	// QueueBatches caps the decoded batches waiting for an inserter (4).
 	QueueBatches int
 
@@ -146,6 +150,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.QueueMessages <= 0 {
 		c.QueueMessages = c.BatchRows * (c.Decoders + 1)
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = maxBatchBytes * int64(c.Decoders+1)
 	}
 	if c.QueueBatches <= 0 {
 		c.QueueBatches = 4
@@ -212,6 +219,8 @@ func (c Config) validate() error {
 		return bad("the main, normalized and dead-letter tables must have different names")
 	case c.QueueMessages < c.BatchRows:
 		return bad("queue of %d messages cannot hold one batch of %d", c.QueueMessages, c.BatchRows)
+	case c.QueueBytes < maxBatchBytes:
+		return bad("queue of %d MiB cannot hold one batch of up to %d MiB", c.QueueBytes>>20, maxBatchBytes>>20)
 	case c.Rotate.Enabled() && c.ExportDir == "":
 		return bad("rotation needs an export directory for the rotated files")
 	case c.Rotate.MaxBytes < 0 || c.Rotate.MaxAge < 0 || c.DiskCeiling < 0 || c.MinFreeDisk < 0:

@@ -29,9 +29,12 @@ func (h handler) Ready(ctx context.Context) error {
 }
 
 func (h handler) Deliver(ctx context.Context, chunks []Chunk) error {
-	n := 0
+	var n, size int64
 	for _, c := range chunks {
-		n += len(c.Messages)
+		n += int64(len(c.Messages))
+		for i := range c.Messages {
+			size += int64(len(c.Messages[i].Value))
+		}
 	}
 	if n == 0 {
 		return nil
@@ -42,20 +45,28 @@ func (h handler) Deliver(ctx context.Context, chunks []Chunk) error {
 	if err := h.p.budget.acquire(ctx, h.p.stop, n); err != nil {
 		return err
 	}
+	if err := h.p.byteBudget.acquire(ctx, h.p.stop, size); err != nil {
+		h.p.budget.release(n)
+		return err
+	}
+	release := func() {
+		h.p.budget.release(n)
+		h.p.byteBudget.release(size)
+	}
 	h.p.inMu.RLock()
 	defer h.p.inMu.RUnlock()
 	if h.p.inClosed {
-		h.p.budget.release(n)
+		release()
 		return errStopped
 	}
 	select {
 	case h.p.in <- inItem{chunks: chunks}:
 		return nil
 	case <-ctx.Done():
-		h.p.budget.release(n)
+		release()
 		return ctx.Err()
 	case <-h.p.stop.Done():
-		h.p.budget.release(n)
+		release()
 		return context.Cause(h.p.stop)
 	}
 }

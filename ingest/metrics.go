@@ -42,6 +42,10 @@ var (
 		Name: "quiver_ingest_queued_messages",
 		Help: "Messages accepted from the source and not yet decoded.",
 	})
+	queuedBytes = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_queued_bytes",
+		Help: "Bytes of the messages accepted from the source and not yet decoded.",
+	})
 	pausedGauge = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_ingest_paused",
 		Help: "1 while consumption is paused by the disk guard.",

@@ -33,7 +33,8 @@ type Pipeline struct {
 	store      *store
 	rotator    *rotator
 	seq        *sequencer
-	budget     *budget
+	budget     *budget // messages accepted, not yet decoded
+	byteBudget *budget // their bytes
 	in         chan inItem
 	inMu       sync.RWMutex // held to send on in; closing takes it exclusively
 	inClosed   bool
@@ -108,7 +109,8 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 	}
 
 	p.seq = newSequencer()
-	p.budget = newBudget(p.cfg.QueueMessages)
+	p.budget = newBudget(int64(p.cfg.QueueMessages), queuedMessages)
+	p.byteBudget = newBudget(p.cfg.QueueBytes, queuedBytes)
 	p.in = make(chan inItem, 64)
 	p.resumed = make(chan struct{})
 	p.lastMsg.Store(time.Now().UnixNano())
@@ -294,7 +296,8 @@ func (p *Pipeline) decodeLoop(ctx context.Context, jobs <-chan *batchJob, out ch
 		t := time.Now()
 		d := bd.decode(job)
 		decodeSeconds.Observe(time.Since(t).Seconds())
-		p.budget.release(job.msgs)
+		p.budget.release(int64(job.msgs))
+		p.byteBudget.release(job.bytes)
 		select {
 		case out <- d:
 		case <-ctx.Done():

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func msgs(from, n int) []Message {
@@ -119,7 +122,8 @@ func TestBatcher_Linger(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	b := newBudget(10)
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_budget"})
+	b := newBudget(10, gauge)
 	ctx := context.Background()
 	if err := b.acquire(ctx, ctx, 8); err != nil {
 		t.Fatal(err)
@@ -134,6 +138,9 @@ func TestBudget(t *testing.T) {
 	b.release(8)
 	if err := <-got; err != nil {
 		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(gauge); got != 5 {
+		t.Errorf("gauge: got %v, want 5", got)
 	}
 	b.release(5)
 	// An oversized request passes when nothing is held.
@@ -193,5 +200,55 @@ func TestReport_WriteText(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestDeliver_ByteBudget checks that Deliver holds the source back once
+// the bytes of the undecoded messages reach their cap, even while the
+// message count has room, and gives the budgets back when it fails.
+func TestDeliver_ByteBudget(t *testing.T) {
+	p := &Pipeline{
+		budget:     newBudget(1000, prometheus.NewGauge(prometheus.GaugeOpts{Name: "m"})),
+		byteBudget: newBudget(100, prometheus.NewGauge(prometheus.GaugeOpts{Name: "b"})),
+		in:         make(chan inItem, 10),
+		stop:       context.Background(),
+	}
+	h := handler{p: p}
+	ctx := context.Background()
+	chunk := func(n, size int) []Chunk {
+		ms := make([]Message, n)
+		for i := range ms {
+			ms[i] = Message{Offset: int64(i), Value: make([]byte, size)}
+		}
+		return []Chunk{{Topic: "t", Messages: ms}}
+	}
+	if err := h.Deliver(ctx, chunk(4, 20)); err != nil { // 80 bytes
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- h.Deliver(ctx, chunk(1, 30)) }() // 110 > 100
+	select {
+	case err := <-got:
+		t.Fatalf("Deliver over the byte cap did not wait (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.budget.release(4) // the decoder's release of the first batch
+	p.byteBudget.release(80)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if p.budget.used != 1 || p.byteBudget.used != 30 {
+		t.Fatalf("held %d messages and %d bytes, want 1 and 30", p.budget.used, p.byteBudget.used)
+	}
+	// A cancelled Deliver gives both back.
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { got <- h.Deliver(cctx, chunk(2, 40)) }() // 110 > 100
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if p.budget.used != 1 || p.byteBudget.used != 30 {
+		t.Fatalf("after the cancelled Deliver: held %d messages and %d bytes, want 1 and 30", p.budget.used, p.byteBudget.used)
 	}
 }

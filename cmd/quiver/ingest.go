@@ -43,6 +43,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		decoders     = fs.Int("decoders", 0, "decoder goroutines (0: one per CPU)")
 		inserters    = fs.Int("inserters", ingest.DefaultInserters, "DuckDB insert connections")
 		queueMsgs    = fs.Int("queue-messages", 0, "messages buffered before decoding (0: batch-rows × (decoders+1))")
+		queueMB      = fs.Int64("queue-mb", 0, "MiB of messages buffered before decoding (0: 256 × (decoders+1))")
 		queueBatches = fs.Int("queue-batches", 4, "decoded batches buffered before inserting")
 		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB (needs --export-dir; 0: never by size)")
 		rotateAge    = fs.Duration("rotate-age", time.Hour, "rotate the database file at this age (needs --export-dir; 0: never by age)")
@@ -104,7 +105,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		name string
 		v    int64
 	}{{"batch-rows", int64(*batchRows)}, {"decoders", int64(*decoders)}, {"inserters", int64(*inserters)},
-		{"queue-messages", int64(*queueMsgs)}, {"queue-batches", int64(*queueBatches)}, {"rotate-mb", *rotateMB},
+		{"queue-messages", int64(*queueMsgs)}, {"queue-mb", *queueMB}, {"queue-batches", int64(*queueBatches)}, {"rotate-mb", *rotateMB},
 		{"row-group-size", int64(*rowGroup)}, {"disk-ceiling-mb", *ceilingMB}, {"min-free-mb", *minFreeMB},
 		{"kafka-clients", int64(*clients)}, {"max-poll-records", int64(*maxPoll)}, {"threads", int64(*threads)},
 		{"fetch-max-mb", int64(*fetchMaxMB)}, {"fetch-partition-mb", int64(*fetchPartMB)}} {
@@ -162,7 +163,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		DBPath: *dbPath, Table: *table, Message: md,
 		Normalize: *normalize, NormTable: *normTable, DeadLetterTable: *deadTable,
 		BatchRows: *batchRows, FlushInterval: *flushEvery, Decoders: *decoders, Inserters: *inserters,
-		QueueMessages: *queueMsgs, QueueBatches: *queueBatches,
+		QueueMessages: *queueMsgs, QueueBytes: *queueMB << 20, QueueBatches: *queueBatches,
 		ExportDir: *exportDir, PartitionBy: partKeys, NormPartitionBy: normKeys, RowGroupSize: *rowGroup,
 		DiskCeiling: *ceilingMB << 20, MinFreeDisk: *minFreeMB << 20,
 		ReportInterval: *reportEvery, IdleExit: *idleExit, ShutdownTimeout: *shutdownTO,
