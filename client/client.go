@@ -34,11 +34,8 @@ import (
 // result bodies: lz4, zstd, none or auto.
 const CompressionHeader = "x-quiver-compression"
 
-// readBufferSize is gRPC's socket read buffer.
-const readBufferSize = 64 << 10
-
 // MaxMessageSize is the client's gRPC message limit, matching the server's.
-const MaxMessageSize = 1 << 30
+const MaxMessageSize = ipcx.MaxMessageSize
 
 // Config says where and how to connect.
 type Config struct {
@@ -74,13 +71,10 @@ func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize),
 			grpc.ForceCodecV2(ipcx.ClientCodec())),
-		grpc.WithInitialWindowSize(16 << 20),
-		grpc.WithInitialConnWindowSize(32 << 20),
-		// Frames are copied out of the read buffer at once: a small one
-		// stays in cache. Writes are batched in a large one. (Measured on
-		// a bulk DoGet: 64 KB reads ran 1.2× faster than 1 MB.)
-		grpc.WithReadBufferSize(readBufferSize),
-		grpc.WithWriteBufferSize(1 << 20),
+		grpc.WithInitialWindowSize(ipcx.StreamWindow),
+		grpc.WithInitialConnWindowSize(ipcx.ConnWindow),
+		grpc.WithReadBufferSize(ipcx.ReadBufferSize),
+		grpc.WithWriteBufferSize(ipcx.WriteBufferSize),
 		experimental.WithBufferPool(grpcPool),
 	}
 }

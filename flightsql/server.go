@@ -55,7 +55,7 @@ type Options struct {
 
 // MaxMessageSize is the gRPC message limit on both directions. Result
 // batches of 64K rows of wide rows exceed gRPC's 4 MB default.
-const MaxMessageSize = 1 << 30
+const MaxMessageSize = ipcx.MaxMessageSize
 
 // GRPCServerOptions are the gRPC settings for bulk Arrow data: large
 // message limits, wide flow-control windows, big socket buffers, keepalive,
@@ -64,10 +64,10 @@ func GRPCServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
-		grpc.InitialWindowSize(16 << 20),
-		grpc.InitialConnWindowSize(32 << 20),
-		grpc.ReadBufferSize(64 << 10), // see client.DialOptions
-		grpc.WriteBufferSize(1 << 20),
+		grpc.InitialWindowSize(ipcx.StreamWindow),
+		grpc.InitialConnWindowSize(ipcx.ConnWindow),
+		grpc.ReadBufferSize(ipcx.ReadBufferSize),
+		grpc.WriteBufferSize(ipcx.WriteBufferSize),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ForceServerCodecV2(ipcx.ServerCodec()),
