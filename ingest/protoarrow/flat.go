@@ -160,6 +160,8 @@ func (f *flatDecoder) append(msg []byte) error {
 	dense := f.root.dense
 	b := msg
 	for len(b) > 0 {
+		// The one-byte tag is read inline, as in walk: a helper that also
+		// took the slow path would be too large for the compiler to inline.
 		var tag uint64
 		if c := b[0]; c < 0x80 {
 			tag, b = uint64(c), b[1:]
