@@ -95,11 +95,8 @@ func (d *Decoder) Append(msg []byte) error {
 		}
 		return d.walkError(msg)
 	}
-	for _, n := range d.nodes {
-		n.release()
-	}
-	f := d.root.get()
-	if err := walk(d.root, f, msg, cap(msg)); err != nil {
+	f, err := d.parse(msg)
+	if err != nil {
 		return err
 	}
 	if d.root.hasMaps {
@@ -113,13 +110,20 @@ func (d *Decoder) Append(msg []byte) error {
 	return nil
 }
 
-// walkError parses msg with the general walker, which describes what is
-// wrong with a message the flat decoder rejected.
-func (d *Decoder) walkError(msg []byte) error {
+// parse walks msg into a fresh tree of frames, the general path's first
+// step.
+func (d *Decoder) parse(msg []byte) (*frame, error) {
 	for _, n := range d.nodes {
 		n.release()
 	}
-	if err := walk(d.root, d.root.get(), msg, cap(msg)); err != nil {
+	f := d.root.get()
+	return f, walk(d.root, f, msg, cap(msg))
+}
+
+// walkError parses msg with the general walker, which describes what is
+// wrong with a message the flat decoder rejected.
+func (d *Decoder) walkError(msg []byte) error {
+	if _, err := d.parse(msg); err != nil {
 		return err
 	}
 	return &DecodeError{Err: errFlatReject} // the two paths disagree: a bug
