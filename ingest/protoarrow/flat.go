@@ -308,8 +308,8 @@ func (c *flatCol) putNum(row int, u uint64) {
 func (c *flatCol) putBytes(row int, v []byte) error {
 	start := int(binary.LittleEndian.Uint32(c.offs.b[row*4:]))
 	end := start + len(v)
-	if end > math.MaxInt32 {
-		return fmt.Errorf("%w: a batch's %s values would pass 2 GiB", ErrLengthOverflow, c.fn.name)
+	if end > maxColumnData {
+		return &DecodeError{Path: c.fn.name, Err: fmt.Errorf("%w: the batch's values of this field would pass %d bytes; flush the batch first", ErrLengthOverflow, maxColumnData)}
 	}
 	if end > len(c.vals.b) {
 		c.vals.reserve(max(end, 2*len(c.vals.b)))
@@ -318,6 +318,11 @@ func (c *flatCol) putBytes(row int, v []byte) error {
 	binary.LittleEndian.PutUint32(c.offs.b[(row+1)*4:], uint32(end))
 	return nil
 }
+
+// maxColumnData is the most data one string or bytes column of a batch
+// holds: what 32-bit Arrow offsets address. A variable so a test can
+// lower it.
+var maxColumnData = math.MaxInt32
 
 func setBit(b []byte, i int, v bool) {
 	if v {

@@ -1,6 +1,7 @@
 package protoarrow
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -208,4 +209,46 @@ func FuzzFlatDecoder_MatchesGeneral(f *testing.F) {
 			matchPaths(t, md, msgs, 2)
 		}
 	})
+}
+
+// TestFlatDecoder_ColumnFull checks that a message whose string would take
+// a column past what its offsets address is rejected with a DecodeError
+// naming the field, leaves the batch as it was, and that the batch goes on
+// once flushed.
+func TestFlatDecoder_ColumnFull(t *testing.T) {
+	defer func(old int) { maxColumnData = old }(maxColumnData)
+	maxColumnData = 10
+	mem := checkedMem()
+	defer mem.AssertSize(t, 0)
+	d, err := NewDecoder(compileT(t, "all.proto", "Scalars"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	var w wire
+	if err := d.Append(w.str(14, "123456")); err != nil {
+		t.Fatal(err)
+	}
+	err = d.Append(w.str(14, "789012"))
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Path != "str" || !errors.Is(err, ErrLengthOverflow) || !errors.Is(err, ErrMalformed) {
+		t.Fatalf("got %T %v, want a DecodeError for field str wrapping ErrLengthOverflow", err, err)
+	}
+	if d.Len() != 1 {
+		t.Fatalf("Len %d after the rejected message, want 1", d.Len())
+	}
+	rec := d.NewRecord()
+	rows := recordRows(t, rec)
+	rec.Release()
+	if len(rows) != 1 || rows[0]["str"] != "123456" {
+		t.Fatalf("got rows %v, want the first message only", rows)
+	}
+	if err := d.Append(w.str(14, "789012")); err != nil {
+		t.Fatalf("after a flush: %v", err)
+	}
+	rec = d.NewRecord()
+	defer rec.Release()
+	if rows := recordRows(t, rec); len(rows) != 1 || rows[0]["str"] != "789012" {
+		t.Fatalf("got rows %v after the flush, want the second message", rows)
+	}
 }
