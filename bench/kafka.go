@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
@@ -49,7 +50,7 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	for i, st := range stages {
 		cs[i] = Contender{Name: st, Run: func() (Sample, error) {
 			res, err := b.Run(ctx, st)
-			return Sample{Dur: res.Duration, Bytes: res.Bytes, Rows: res.Rows}, err
+			return Sample{Dur: res.Duration, Bytes: res.Bytes, Rows: res.Rows, CPU: res.CPU}, err
 		}}
 	}
 	stats, err := Alternate(cfg.Reps, cs...)
@@ -60,18 +61,51 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	if cfg.Flat {
 		shape = "flat, 14 fields"
 	}
+	inProcess := len(cfg.Brokers) == 0
+	broker, who := "in-process broker", "the process (broker included)"
+	if !inProcess {
+		broker, who = "external broker", "quiver's process (not the broker)"
+	}
 	r := &Report{Suite: "kafka", Reps: cfg.Reps}
 	t := &Table{
-		Title:   fmt.Sprintf("Kafka pipeline: %s messages, %s, %d partitions, in-process broker", fmtRows(int64(cfg.Messages)), shape, cfg.Partitions),
-		Note:    "Each stage alone, then the whole pipeline (first delivery to last commit); native is DuckDB's INSERT INTO t2 SELECT * FROM t of the same rows.",
-		Columns: []string{"stage", "ms", "rows/s", "MB/s", "vs native"},
+		Title: fmt.Sprintf("Kafka pipeline: %s messages, %s, %d partitions, %s", fmtRows(int64(cfg.Messages)), shape, cfg.Partitions, broker),
+		Note: "Each stage alone, then the whole pipeline (first delivery to last commit); native is DuckDB's INSERT INTO t2 SELECT * FROM t of the same rows; " +
+			"cores is the CPU time " + who + " used over the stage's time.",
+		Columns: []string{"stage", "ms", "rows/s", "MB/s", "cores", "vs native"},
 	}
 	native := stats[3]
 	for _, s := range stats {
 		r.Add("kafka", shape, s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtX(s.RowsPerSec() / native.RowsPerSec())})
+		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtCores(s.Cores()), fmtX(s.RowsPerSec() / native.RowsPerSec())})
 		t.Bars = append(t.Bars, Bar{Group: shape, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 	}
+	t.Footer = kafkaBound(stats[4], stats[0], runtime.NumCPU(), inProcess)
 	r.Tables = append(r.Tables, t)
 	return r, nil
+}
+
+// kafkaBound says what bound the pipeline: the
+// broker when the pipeline came within 0.8× of consuming alone, the CPU
+// when it kept 90% of the cores busy.
+func kafkaBound(pipeline, consume Stat, cores int, inProcess bool) string {
+	vsConsume := pipeline.RowsPerSec() / consume.RowsPerSec()
+	busy := pipeline.Cores()
+	switch {
+	case vsConsume >= 0.8:
+		return fmt.Sprintf("Bound by the broker: the pipeline ran at %.2f× the rate of consuming alone.", vsConsume)
+	case busy >= 0.9*float64(cores) && inProcess:
+		return fmt.Sprintf("Bound by the CPU: the pipeline kept %.2f of %d cores busy (broker included) at %.2f× the rate of consuming alone.", busy, cores, vsConsume)
+	case busy >= 0.9*float64(cores):
+		return fmt.Sprintf("Bound by quiver's CPU: the pipeline kept %.2f of %d cores busy at %.2f× the rate of consuming alone.", busy, cores, vsConsume)
+	case busy == 0:
+		return fmt.Sprintf("The pipeline ran at %.2f× the rate of consuming alone; its CPU time was not measured.", vsConsume)
+	}
+	return fmt.Sprintf("Neither the broker nor the CPU bound it: %.2f of %d cores busy, %.2f× the rate of consuming alone; the stages waited on each other.", busy, cores, vsConsume)
+}
+
+func fmtCores(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
 }

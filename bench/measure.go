@@ -15,6 +15,8 @@ type Sample struct {
 	Dur   time.Duration
 	Bytes int64 // payload bytes moved
 	Rows  int64
+	// CPU is the process's CPU time over Dur; 0 when not measured.
+	CPU time.Duration
 }
 
 // Stat summarises the samples of one contender.
@@ -45,6 +47,25 @@ func (s Stat) pick(q float64) time.Duration {
 		return (d[len(d)/2-1] + d[len(d)/2]) / 2
 	}
 	return d[int(q*float64(len(d)-1)+0.5)]
+}
+
+// Cores is the median over the runs of CPU time over wall time: how many
+// cores were busy on average, or 0 when CPU time was not measured.
+func (s Stat) Cores() float64 {
+	var c []float64
+	for _, x := range s.Samples {
+		if x.CPU > 0 && x.Dur > 0 {
+			c = append(c, x.CPU.Seconds()/x.Dur.Seconds())
+		}
+	}
+	if len(c) == 0 {
+		return 0
+	}
+	sort.Float64s(c)
+	if len(c)%2 == 0 {
+		return (c[len(c)/2-1] + c[len(c)/2]) / 2
+	}
+	return c[len(c)/2]
 }
 
 // Bytes is the payload of one run.

@@ -16,6 +16,8 @@ type Table struct {
 	Note    string     `json:"note,omitempty"`
 	Columns []string   `json:"columns"`
 	Rows    [][]string `json:"rows"`
+	// Footer is printed under the rows.
+	Footer string `json:"footer,omitempty"`
 	// Bars are the values a plot draws: one group per row label, one bar
 	// per series.
 	Bars []Bar `json:"bars,omitempty"`
@@ -79,6 +81,9 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 		tw.Flush()
+		if t.Footer != "" {
+			fmt.Fprintf(w, "%s\n", t.Footer)
+		}
 	}
 }
 

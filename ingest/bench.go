@@ -80,7 +80,16 @@ type StageResult struct {
 	Rows     int64 // messages moved (main rows)
 	Bytes    int64 // payload bytes moved
 	Duration time.Duration
+	// CPU is the process's CPU time over Duration, all threads counted
+	// (with the in-process broker, the broker's too); 0 when unknown.
+	CPU time.Duration
+
+	start time.Time // when Duration began
 }
+
+// Cores is how many cores the process kept busy on average over the
+// stage, or 0 when its CPU time is unknown.
+func (s StageResult) Cores() float64 { return s.CPU.Seconds() / s.Duration.Seconds() }
 
 // RowsPerSecond is the stage's message rate.
 func (s StageResult) RowsPerSecond() float64 { return float64(s.Rows) / s.Duration.Seconds() }
@@ -212,6 +221,8 @@ func (e *Bench) Run(ctx context.Context, stage string) (StageResult, error) {
 		st  StageResult
 		err error
 	)
+	clock := startCPUClock()
+	defer clock.Stop()
 	switch stage {
 	case StageConsume:
 		st, err = e.consume(ctx)
@@ -229,8 +240,10 @@ func (e *Bench) Run(ctx context.Context, stage string) (StageResult, error) {
 	if err != nil {
 		return st, fmt.Errorf("bench %s: %w", stage, err)
 	}
+	clock.Stop()
+	st.CPU = clock.between(st.start, st.start.Add(st.Duration))
 	e.log.Info("bench stage done", "stage", st.Name, "rows", st.Rows, "seconds", st.Duration.Seconds(),
-		"rows_per_second", round2(st.RowsPerSecond()), "MB_per_second", round2(st.MBPerSecond()))
+		"rows_per_second", round2(st.RowsPerSecond()), "MB_per_second", round2(st.MBPerSecond()), "cores", round2(st.Cores()))
 	return st, nil
 }
 

@@ -64,8 +64,8 @@ func (e *Bench) consume(ctx context.Context) (StageResult, error) {
 		return StageResult{}, err
 	}
 	defer cl.Close()
-	st := StageResult{Name: StageConsume}
 	t := time.Now()
+	st := StageResult{Name: StageConsume, start: t}
 	for st.Rows < int64(len(e.values)) {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {
@@ -137,7 +137,7 @@ func (e *Bench) decode() (StageResult, error) {
 	if firstErr != nil {
 		return StageResult{}, firstErr
 	}
-	return StageResult{Name: StageDecode, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t)}, nil
+	return StageResult{Name: StageDecode, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // openBenchDB opens a fresh database file in the bench directory.
@@ -211,7 +211,7 @@ func (e *Bench) insert(ctx context.Context) (StageResult, error) {
 	if err := <-errs; err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Name: StageInsert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t)}, nil
+	return StageResult{Name: StageInsert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // native times DuckDB copying the inserted table into another one.
@@ -234,7 +234,7 @@ func (e *Bench) native(ctx context.Context) (StageResult, error) {
 	if err != nil {
 		return StageResult{}, err
 	}
-	return StageResult{Name: StageNative, Rows: n, Bytes: e.bytes, Duration: time.Since(t)}, nil
+	return StageResult{Name: StageNative, Rows: n, Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // pipeline runs the whole pipeline on the topic with a fresh group and
@@ -277,7 +277,7 @@ func (e *Bench) pipeline(ctx context.Context) (StageResult, Report, error) {
 	rep.RecordsPerSecond = float64(rep.Records) / d.Seconds()
 	rep.TotalRowsPerSecond = float64(rep.Records+rep.NormRecords) / d.Seconds()
 	rep.TransferRate = float64(rep.Bytes) / d.Seconds()
-	return StageResult{Name: StagePipeline, Rows: rep.Records, Bytes: rep.Bytes, Duration: d}, rep, nil
+	return StageResult{Name: StagePipeline, Rows: rep.Records, Bytes: rep.Bytes, Duration: d, start: rep.firstDelivery}, rep, nil
 }
 
 // flushAtEnd asks for a flush once the whole topic is delivered, so the
