@@ -34,7 +34,7 @@ type cpuClock struct {
 	done    chan struct{}
 	stopped sync.Once
 	mu      sync.Mutex
-	smp  []cpuSample
+	smp     []cpuSample
 }
 
 func startCPUClock() *cpuClock {
