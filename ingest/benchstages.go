@@ -291,6 +291,14 @@ type flushAtEnd struct {
 	total int64
 }
 
+// Clients passes on the source's client count for the report.
+func (f flushAtEnd) Clients() int {
+	if cc, ok := f.Source.(ClientCounter); ok {
+		return cc.Clients()
+	}
+	return 1
+}
+
 func (f flushAtEnd) Run(ctx context.Context, h Handler) error {
 	return f.Source.Run(ctx, &countingHandler{Handler: h, total: f.total})
 }
@@ -310,7 +318,9 @@ func (c *countingHandler) Deliver(ctx context.Context, chunks []Chunk) error {
 		return err
 	}
 	if c.n.Add(n) == c.total {
-		go c.Handler.Flush(ctx) //nolint:errcheck // a failed pipeline reports its own error
+		// A failed flush needs no handling here: the pipeline's Run
+		// returns the error that failed it.
+		go c.Handler.Flush(ctx)
 	}
 	return nil
 }
