@@ -48,11 +48,42 @@ func ValidCompression(name string) bool {
 	return err == nil
 }
 
+// noDefaultCompression are the gRPC user agents of clients whose stock
+// Arrow readers cannot read compressed bodies, so a server default other
+// than none would break them:
+//   - grpc-java: the Flight SQL JDBC driver shades Arrow without its codecs
+//     ("Please add arrow-compression module", apache/arrow-java#926), and
+//     Arrow Java's FlightClient reads them only with arrow-compression on
+//     the classpath;
+//   - grpc-dotnet: Arrow .NET's Flight client has no codec factory unless
+//     its caller passes one.
+//
+// They still get what they ask for with the header or the session option.
+var noDefaultCompression = []string{"grpc-java", "grpc-dotnet"}
+
+// cannotDecompress returns the call's user agent when it names one of
+// noDefaultCompression, else "".
+func cannotDecompress(ctx context.Context) string {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return ""
+	}
+	for _, ua := range md.Get("user-agent") {
+		for _, p := range noDefaultCompression {
+			if strings.HasPrefix(ua, p) {
+				return ua
+			}
+		}
+	}
+	return ""
+}
+
 // compressionFor picks the result compression of a call: the call header
 // first, then the session option, then the server default (Options
-// .Compression), else none. ADBC and JDBC clients that ask for nothing
-// get the server default. A value quiver does not know is the client's
-// mistake: InvalidArgument.
+// .Compression), else none. Clients that ask for nothing get the server
+// default (ADBC, pyarrow, arrow-go), except those that could not read it
+// (noDefaultCompression), which get none. A value quiver does not know is
+// the client's mistake: InvalidArgument.
 func (s *Server) compressionFor(ctx context.Context) (ipcx.Compression, error) {
 	name, from := "", ""
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -69,6 +100,10 @@ func (s *Server) compressionFor(ctx context.Context) (ipcx.Compression, error) {
 	}
 	if name == "" {
 		name, from = s.opts.Compression, "server default"
+		if ua := cannotDecompress(ctx); ua != "" && name != "" {
+			s.log.Debug("server default compression not applied: the client's Arrow reader cannot decompress", "user_agent", ua, "default", name)
+			name = "none"
+		}
 	}
 	comp, err := ipcx.ParseCompression(name)
 	if err != nil {

@@ -434,3 +434,64 @@ func TestCompression_AutoPicksNoneOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestCompression_DefaultSparesClientsWithoutCodecs: a server default of
+// zstd reaches a client that asks for nothing, except one whose user agent
+// says its stock Arrow reader cannot decompress (the JDBC driver's
+// grpc-java, Arrow .NET's grpc-dotnet); those get none unless they ask.
+func TestCompression_DefaultSparesClientsWithoutCodecs(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{Compression: "zstd"})
+	plain := testutil.Dial(t, srv, client.Config{})
+	if _, err := plain.Exec(context.Background(), compressionTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, userAgent, header, want string
+	}{
+		{"arrow-go asking nothing", "", "", "zstd"},
+		{"grpc-java asking nothing", "grpc-java-netty/1.70.0", "", "none"},
+		{"grpc-dotnet asking nothing", "grpc-dotnet/2.66.0", "", "none"},
+		{"grpc-java asking lz4", "grpc-java-netty/1.70.0", "lz4", "lz4"},
+		{"a user agent naming java later", "my-app grpc-java-netty/1.70.0", "", "zstd"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+			if tt.userAgent != "" {
+				opts = append(opts, grpc.WithUserAgent(tt.userAgent))
+			}
+			c, err := flightsql.NewClient(srv.FlightAddr, nil, nil, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := plain.Context(context.Background())
+			if tt.header != "" {
+				ctx = metadata.AppendToOutgoingContext(ctx, "x-quiver-compression", tt.header)
+			}
+			got := sentWith(t, func() {
+				info, err := c.Execute(ctx, "SELECT * FROM ct")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rdr, err := c.DoGet(ctx, info.Endpoint[0].Ticket)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rdr.Release()
+				var n int64
+				for rdr.Next() {
+					n += rdr.RecordBatch().NumRows()
+				}
+				if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				if n != 250000 {
+					t.Fatalf("rows: got %d, want 250000", n)
+				}
+			})
+			if got[tt.want] == 0 || len(got) != 1 {
+				t.Errorf("batches by codec: got %v, want all %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -8,13 +8,15 @@
 #      matches its stamp);
 #   4. installs Debian's mariadb-client when the mysql CLI is missing;
 #   5. makes a throw-away TLS certificate with openssl;
-#   6. starts two fresh servers on free loopback ports, each with a user: a
-#      plain one (Flight, MySQL, HTTP) and a TLS one (Flight only);
+#   6. starts three fresh servers on free loopback ports, each with a user: a
+#      plain one (Flight, MySQL, HTTP), a TLS one (Flight only), and one
+#      whose default result compression is zstd (Flight, HTTP);
 #   7. runs the Python suite (pytest) and the Java suite (JUnit 5), both
 #      always, and stops the servers whatever happens.
 #
-# The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_USER,
-# QUIVER_PASSWORD, QUIVER_TLS_FLIGHT and QUIVER_TLS_CA.
+# The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_HTTP,
+# QUIVER_USER, QUIVER_PASSWORD, QUIVER_TLS_FLIGHT, QUIVER_TLS_CA,
+# QUIVER_ZSTD_FLIGHT and QUIVER_ZSTD_HTTP.
 #
 # Environment: PYTHON (default python3), MVN (default mvn), PYTEST_ARGS and
 # MVN_ARGS (extra arguments, e.g. PYTEST_ARGS="-k ingest"), INTEROP_ONLY
@@ -146,6 +148,8 @@ fi
 start_server tls flight --db :memory: --flight 127.0.0.1:0 --mysql "" --http "" \
 	--tls-cert "$work/tls.crt" --tls-key "$work/tls.key"
 export QUIVER_TLS_FLIGHT=$addr_flight QUIVER_TLS_CA=$work/tls.crt
+start_server zstd http --db :memory: --flight 127.0.0.1:0 --mysql "" --http 127.0.0.1:0 --compression zstd
+export QUIVER_ZSTD_FLIGHT=$addr_flight QUIVER_ZSTD_HTTP=$addr_http
 
 failed=()
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the work tree
