@@ -203,7 +203,15 @@ func stockClient(t *testing.T, addr string) *flightsql.Client {
 // the batches, retained.
 func stockFetch(t *testing.T, c *flightsql.Client, q, comp string) []arrow.RecordBatch {
 	t.Helper()
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-quiver-compression", comp)
+	return stockFetchCtx(t, context.Background(), c, q, comp)
+}
+
+// stockFetchCtx is stockFetch on ctx; comp "" sends no header.
+func stockFetchCtx(t *testing.T, ctx context.Context, c *flightsql.Client, q, comp string) []arrow.RecordBatch {
+	t.Helper()
+	if comp != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-quiver-compression", comp)
+	}
 	info, err := c.Execute(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -464,26 +472,11 @@ func TestCompression_DefaultSparesClientsWithoutCodecs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			ctx := plain.Context(context.Background())
-			if tt.header != "" {
-				ctx = metadata.AppendToOutgoingContext(ctx, "x-quiver-compression", tt.header)
-			}
 			got := sentWith(t, func() {
-				info, err := c.Execute(ctx, "SELECT * FROM ct")
-				if err != nil {
-					t.Fatal(err)
-				}
-				rdr, err := c.DoGet(ctx, info.Endpoint[0].Ticket)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rdr.Release()
 				var n int64
-				for rdr.Next() {
-					n += rdr.RecordBatch().NumRows()
-				}
-				if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-					t.Fatal(err)
+				for _, rec := range stockFetchCtx(t, plain.Context(context.Background()), c, "SELECT * FROM ct", tt.header) {
+					n += rec.NumRows()
+					rec.Release()
 				}
 				if n != 250000 {
 					t.Fatalf("rows: got %d, want 250000", n)
