@@ -56,7 +56,7 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
-	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto")
+	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
 	fs.DurationVar(&drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
