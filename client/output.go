@@ -36,6 +36,21 @@ func OutputFormatOf(path string) (string, error) {
 	return "", fmt.Errorf("cannot tell the format of %q from its extension: use .parquet, .arrow, .csv or .jsonl, or give --format", path)
 }
 
+// CopiesOnWrite reports whether format's writer is done with a batch's
+// memory when Write returns: csv, json and arrow encode every value into
+// the output at once. Their results can then be fetched into recycled
+// memory (Config.Allocator). The table format keeps strings of the rows it
+// prints until Close. Parquet's writer buffers batches into row groups
+// and builds dictionaries and statistics from their values; it stays on
+// Go memory rather than be relied on to copy them.
+func CopiesOnWrite(format string) bool {
+	switch format {
+	case "csv", "json", "arrow":
+		return true
+	}
+	return false
+}
+
 // ResultWriter writes a streamed result in one format.
 type ResultWriter interface {
 	Write(rec arrow.RecordBatch) error

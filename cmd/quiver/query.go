@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/ipcx"
+	"github.com/quiverdata/quiver/mempool"
 )
 
 func init() {
@@ -73,6 +74,13 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Compression = compression
+	if client.CopiesOnWrite(format) {
+		// Batches are written out and released one by one: recycling
+		// their memory saves zeroing and faulting in fresh pages. For a
+		// 5M-row string result on loopback: 1.46× less client CPU and
+		// 1.13× faster as Arrow, 1.10× and 1.09× as CSV.
+		cfg.Allocator = mempool.New()
+	}
 
 	c, err := client.Dial(ctx, cfg)
 	if err != nil {
