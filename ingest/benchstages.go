@@ -305,8 +305,9 @@ func (f flushAtEnd) Run(ctx context.Context, h Handler) error {
 
 type countingHandler struct {
 	Handler
-	total int64
-	n     atomic.Int64
+	total   int64
+	n       atomic.Int64
+	flushed sync.Once
 }
 
 func (c *countingHandler) Deliver(ctx context.Context, chunks []Chunk) error {
@@ -317,10 +318,10 @@ func (c *countingHandler) Deliver(ctx context.Context, chunks []Chunk) error {
 	if err := c.Handler.Deliver(ctx, chunks); err != nil {
 		return err
 	}
-	if c.n.Add(n) == c.total {
+	if c.n.Add(n) >= c.total {
 		// A failed flush needs no handling here: the pipeline's Run
 		// returns the error that failed it.
-		go c.Handler.Flush(ctx)
+		c.flushed.Do(func() { go c.Handler.Flush(ctx) })
 	}
 	return nil
 }
