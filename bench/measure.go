@@ -58,14 +58,7 @@ func (s Stat) Cores() float64 {
 			c = append(c, x.CPU.Seconds()/x.Dur.Seconds())
 		}
 	}
-	if len(c) == 0 {
-		return 0
-	}
-	sort.Float64s(c)
-	if len(c)%2 == 0 {
-		return (c[len(c)/2-1] + c[len(c)/2]) / 2
-	}
-	return c[len(c)/2]
+	return medianF(c)
 }
 
 // Bytes is the payload of one run.

@@ -63,11 +63,7 @@ var noDefaultCompression = []string{"grpc-java", "grpc-dotnet"}
 
 // cannotDecompress returns the call's user agent when it names one of
 // noDefaultCompression, else "".
-func cannotDecompress(ctx context.Context) string {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok {
-		return ""
-	}
+func cannotDecompress(md metadata.MD) string {
 	for _, ua := range md.Get("user-agent") {
 		for _, p := range noDefaultCompression {
 			if strings.HasPrefix(ua, p) {
@@ -86,10 +82,9 @@ func cannotDecompress(ctx context.Context) string {
 // the client's mistake: InvalidArgument.
 func (s *Server) compressionFor(ctx context.Context) (ipcx.Compression, error) {
 	name, from := "", ""
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(CompressionHeader); len(v) > 0 && v[0] != "" {
-			name, from = v[0], "header "+CompressionHeader
-		}
+	md, _ := metadata.FromIncomingContext(ctx) // nil when none: Get finds nothing
+	if v := md.Get(CompressionHeader); len(v) > 0 && v[0] != "" {
+		name, from = v[0], "header "+CompressionHeader
 	}
 	if name == "" {
 		if sess, err := session.GetSessionFromContext(ctx); err == nil && sess != nil {
@@ -100,7 +95,7 @@ func (s *Server) compressionFor(ctx context.Context) (ipcx.Compression, error) {
 	}
 	if name == "" {
 		name, from = s.opts.Compression, "server default"
-		if ua := cannotDecompress(ctx); ua != "" && name != "" {
+		if ua := cannotDecompress(md); ua != "" && name != "" {
 			s.log.Debug("server default compression not applied: the client's Arrow reader cannot decompress", "user_agent", ua, "default", name)
 			name = "none"
 		}
