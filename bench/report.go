@@ -54,6 +54,8 @@ type Result struct {
 	RowsPerS  float64 `json:"rows_per_s,omitempty"`
 	Bytes     int64   `json:"bytes,omitempty"`
 	Rows      int64   `json:"rows,omitempty"`
+	// Cores is the median CPU time over wall time, where it was measured.
+	Cores float64 `json:"cores,omitempty"`
 }
 
 // Add records a stat under table and case.
@@ -61,7 +63,7 @@ func (r *Report) Add(table, cas string, s Stat) {
 	r.Results = append(r.Results, Result{
 		Table: table, Case: cas, Contender: s.Name,
 		MedianMS: ms(s.Median()), MinMS: ms(s.Min()), MaxMS: ms(s.Max()),
-		MBps: s.MBps(), RowsPerS: s.RowsPerSec(), Bytes: s.Bytes(), Rows: s.Rows(),
+		MBps: s.MBps(), RowsPerS: s.RowsPerSec(), Bytes: s.Bytes(), Rows: s.Rows(), Cores: s.Cores(),
 	})
 }
 
