@@ -81,12 +81,19 @@ func TestQuery_FileOutputs(t *testing.T) {
 	}
 }
 
-func readCSV(t *testing.T, path string, row func(int64, string, bool)) {
+// openOutput opens a file the test wrote; it is closed when the test ends.
+func openOutput(t *testing.T, path string) *os.File {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func readCSV(t *testing.T, path string, row func(int64, string, bool)) {
+	f := openOutput(t, path)
 	r := csv.NewReader(bufio.NewReader(f))
 	if h, err := r.Read(); err != nil || strings.Join(h, ",") != "id,s" {
 		t.Fatalf("header: %v, %v", h, err)
@@ -109,11 +116,7 @@ func readCSV(t *testing.T, path string, row func(int64, string, bool)) {
 }
 
 func readJSONLines(t *testing.T, path string, row func(int64, string, bool)) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openOutput(t, path)
 	dec := json.NewDecoder(bufio.NewReader(f))
 	for {
 		var v struct {
@@ -134,11 +137,7 @@ func readJSONLines(t *testing.T, path string, row func(int64, string, bool)) {
 }
 
 func readArrowFile(t *testing.T, path string, row func(int64, string, bool)) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openOutput(t, path)
 	r, err := ipc.NewFileReader(f)
 	if err != nil {
 		t.Fatal(err)
