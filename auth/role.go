@@ -64,3 +64,68 @@ type User struct {
 // AnonymousName is the name of the user every call gets when authentication
 // is disabled. That user has RoleAdmin.
 const AnonymousName = "anonymous"
+
+// Access is what running a statement needs. Accesses are ordered like
+// roles: a role may run statements up to its own level.
+type Access uint8
+
+// The accesses, from least to most.
+const (
+	// AccessRead reads data and changes nothing: SELECT, EXPLAIN, SHOW,
+	// transaction control.
+	AccessRead Access = iota + 1
+	// AccessWrite changes data or schema: INSERT, UPDATE, DELETE, MERGE,
+	// CREATE, DROP, ALTER, VACUUM, EXPLAIN ANALYZE.
+	AccessWrite
+	// AccessAdmin changes the server's settings, attaches or reaches
+	// files, or loads code: SET, ATTACH, DETACH, COPY, EXPORT, LOAD,
+	// PRAGMA, CALL, SQL-level PREPARE and EXECUTE.
+	AccessAdmin
+)
+
+// String names the least role that has the access.
+func (a Access) String() string {
+	switch a {
+	case AccessRead:
+		return "readonly"
+	case AccessWrite:
+		return "readwrite"
+	case AccessAdmin:
+		return "admin"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
+
+// Permits reports whether r may run a statement that needs a. An invalid
+// role or access permits nothing.
+func (r Role) Permits(a Access) bool {
+	return r.Valid() && a >= AccessRead && a <= AccessAdmin && uint8(r) >= uint8(a)
+}
+
+// DeniedError is a statement the user's role may not run.
+type DeniedError struct {
+	User User
+	// Statement names the kind of statement, e.g. "INSERT".
+	Statement string
+	Need      Access
+}
+
+func (e *DeniedError) Error() string {
+	what := "is read-only"
+	if e.User.Role != RoleReadOnly {
+		what = "has the " + e.User.Role.String() + " role"
+	}
+	return fmt.Sprintf("user %s %s and may not run %s statements (they need the %s role)",
+		e.User.Name, what, e.Statement, e.Need)
+}
+
+// Authorize returns a *DeniedError unless u's role permits a statement of
+// the named kind that needs a. Every path by which a statement reaches the
+// engine (Flight SQL statements, prepared statements, ingest, MySQL
+// queries, prepared statements and scripts) asks it.
+func (u User) Authorize(statement string, a Access) error {
+	if u.Role.Permits(a) {
+		return nil
+	}
+	return &DeniedError{User: u, Statement: statement, Need: a}
+}

@@ -119,7 +119,7 @@ func (c *Conn) Interrupt() { duckdb.Interrupt(c.conn) }
 // Exec runs every statement in sql and returns the number of rows the last
 // one changed. Parameters, if given, bind to the last statement.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	last, _, err := c.PrepareLast(ctx, sql)
+	last, _, err := c.PrepareLast(ctx, sql, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -144,7 +144,7 @@ func (c *Conn) QueryTransient(ctx context.Context, sql string, args ...any) (*Ro
 }
 
 func (c *Conn) query(ctx context.Context, transient bool, sql string, args ...any) (*Rows, error) {
-	last, _, err := c.PrepareLast(ctx, sql)
+	last, _, err := c.PrepareLast(ctx, sql, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -185,19 +185,21 @@ func (c *Conn) QueryInt64(ctx context.Context, sql string, args ...any) (int64, 
 // PrepareLast runs every statement in sql but the last, then prepares the
 // last one and returns it; multi reports whether there were several. Each
 // statement is prepared only after the ones before it ran, so a script may
-// use what it creates (CREATE TABLE t …; INSERT INTO t …).
-func (c *Conn) PrepareLast(ctx context.Context, sql string) (stmt *Stmt, multi bool, err error) {
-	return c.prepare(ctx, sql, true)
+// use what it creates (CREATE TABLE t …; INSERT INTO t …). check, when not
+// nil, is asked about each statement before it runs, the last one
+// included: an error stops the script there.
+func (c *Conn) PrepareLast(ctx context.Context, sql string, check func(*Stmt) error) (stmt *Stmt, multi bool, err error) {
+	return c.prepare(ctx, sql, true, check)
 }
 
 // Prepare prepares one statement. SQL holding several statements is
 // rejected; use Exec or Query for scripts.
 func (c *Conn) Prepare(ctx context.Context, sql string) (*Stmt, error) {
-	st, _, err := c.prepare(ctx, sql, false)
+	st, _, err := c.prepare(ctx, sql, false, nil)
 	return st, err
 }
 
-func (c *Conn) prepare(ctx context.Context, sql string, script bool) (*Stmt, bool, error) {
+func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(*Stmt) error) (*Stmt, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -219,10 +221,19 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool) (*Stmt, boo
 	}
 	for i := duckdb.IdxT(0); i < n; i++ {
 		s := &Stmt{c: c}
+		if n == 1 {
+			s.text = sql
+		}
 		if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
 			return nil, n > 1, errorFromMessage(msg)
+		}
+		if check != nil {
+			if err := check(s); err != nil {
+				s.Close()
+				return nil, n > 1, err
+			}
 		}
 		if i == n-1 {
 			return s, n > 1, nil

@@ -16,6 +16,9 @@ import (
 type Stmt struct {
 	c  *Conn
 	ps duckdb.PreparedStatement
+	// text is the statement's SQL when it was prepared alone; empty for
+	// the last statement of a script, whose own text DuckDB does not give.
+	text string
 }
 
 // Conn is the connection the statement was prepared on.
@@ -37,16 +40,6 @@ func (s *Stmt) IsQuery() bool {
 		// DML with RETURNING has columns other than the lone count.
 		return duckdb.PreparedStatementColumnCount(s.ps) > 1 ||
 			(duckdb.PreparedStatementColumnCount(s.ps) == 1 && duckdb.PreparedStatementColumnName(s.ps, 0) != "Count")
-	}
-	return false
-}
-
-// IsReadOnly reports whether the statement can run for a read-only user.
-func (s *Stmt) IsReadOnly() bool {
-	switch s.Type() {
-	case duckdb.StatementTypeSelect, duckdb.StatementTypeExplain, duckdb.StatementTypeRelation,
-		duckdb.StatementTypeTransaction, duckdb.StatementTypeVariableSet, duckdb.StatementTypeSet:
-		return true
 	}
 	return false
 }

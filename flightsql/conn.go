@@ -82,13 +82,9 @@ func sessionDefaults(ctx context.Context) (catalog, schema string) {
 // prepare prepares sql's last statement on c (running any before it) and
 // checks the caller may run it.
 func (s *Server) prepare(ctx context.Context, c *engine.Conn, sql string) (*engine.Stmt, bool, error) {
-	st, multi, err := c.PrepareLast(ctx, sql)
+	st, multi, err := c.PrepareLast(ctx, sql, func(st *engine.Stmt) error { return s.authorize(ctx, st) })
 	if err != nil {
 		return nil, false, toStatus(err)
-	}
-	if err := s.authorize(ctx, st); err != nil {
-		st.Close()
-		return nil, false, err
 	}
 	return st, multi, nil
 }

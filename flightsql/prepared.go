@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -281,7 +282,7 @@ func (s *Server) boundSchema(ctx context.Context, p *prepared) (*arrow.Schema, e
 		return nil, toStatus(err)
 	}
 	defer st.Close()
-	if !st.IsReadOnly() || st.NumParams() != int(bound[first].NumCols()) {
+	if st.Access() != auth.AccessRead || st.NumParams() != int(bound[first].NumCols()) {
 		return p.dataset, nil
 	}
 	if err := st.BindRow(bound[first], 0); err != nil {

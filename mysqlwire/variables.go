@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -287,6 +288,9 @@ func (s *session) compatSet(ctx context.Context, text string) (compatOutcome, bo
 		return compatOutcome{}, false, nil // DuckDB's own SET
 	}
 	if len(duck) > 0 {
+		if err := s.user.Authorize("SET", auth.AccessAdmin); err != nil {
+			return compatOutcome{}, true, errorf(mysql.ERSpecifiedAccessDenied, sqlStateSyntax, "Access denied; %v", err)
+		}
 		conn, err := s.engineConn(ctx)
 		if err != nil {
 			return compatOutcome{}, true, err

@@ -50,6 +50,7 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 		if err := sec.users.Add(u.Name, u.Password, u.Role); err != nil {
 			return nil, fmt.Errorf("add user %s: %w", u.Name, err)
 		}
+		s.log.Info("user configured", "user", u.Name, "role", u.Role.String())
 	}
 	if sec.users.Len() == 0 {
 		for _, addr := range []string{cfg.FlightAddr, cfg.MySQLAddr, cfg.HTTPAddr} {
@@ -109,13 +110,18 @@ func (sec *security) wrap(srv flight.FlightServer) flight.FlightServer {
 	return sec.authn.WrapFlightServer(srv)
 }
 
-// authorize refuses statements that change data to read-only users.
+// authorize refuses a statement the caller's role does not permit. A call
+// without a user is refused: the authentication interceptor puts one on
+// every call (the anonymous admin when no users are configured).
 func (sec *security) authorize(ctx context.Context, st *engine.Stmt) error {
 	u, ok := auth.UserFromContext(ctx)
-	if !ok || u.Role.CanWrite() || st.IsReadOnly() {
-		return nil
+	if !ok {
+		return status.Error(codes.Unauthenticated, "no authenticated user on this call")
 	}
-	return status.Errorf(codes.PermissionDenied, "user %s is read-only and may not run this statement", u.Name)
+	if err := st.Authorize(u); err != nil {
+		return status.Error(codes.PermissionDenied, err.Error())
+	}
+	return nil
 }
 
 func listen(addr string, _ *security) (net.Listener, error) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -15,37 +17,93 @@ func init() {
 	register("serve", "run the server: Flight SQL, MySQL protocol and HTTP over one DuckDB database", func() command { return &serveCmd{} })
 }
 
-type serveCmd struct{}
-
-// userList collects repeated --user/--password pairs.
-type userList struct {
-	names, passwords, roles []string
+type serveCmd struct {
+	// started, when set, is called once the server listens (for tests,
+	// which start it on port 0 and need the addresses).
+	started func(*server.Server)
 }
 
-func (serveCmd) Run(ctx context.Context, args []string) error {
+// userList collects --user, --password and --role in command-line order:
+// each --password and --role belongs to the --user before it.
+type userList struct {
+	users []userFlags
+}
+
+type userFlags struct {
+	name, password, role string
+	hasPassword, hasRole bool
+}
+
+// register adds --user, --password and --role to fs.
+func (u *userList) register(fs *flag.FlagSet) {
+	fs.Func("user", "create a user; repeat for more. The --password and --role that follow a --user, before the next --user, are that user's", u.add)
+	fs.Func("password", "password of the preceding --user (required for each)", u.setPassword)
+	fs.Func("role", "role of the preceding --user: admin (the default when a user has no --role), readwrite or readonly", u.setRole)
+}
+
+// add starts a new user.
+func (u *userList) add(name string) error {
+	if name == "" {
+		return errors.New("empty user name")
+	}
+	u.users = append(u.users, userFlags{name: name})
+	return nil
+}
+
+// setPassword gives the preceding --user its password.
+func (u *userList) setPassword(pw string) error {
+	last, err := u.last("--password")
+	if err != nil {
+		return err
+	}
+	if last.hasPassword {
+		return fmt.Errorf("user %s has two --password flags; give each --user its own", last.name)
+	}
+	last.password, last.hasPassword = pw, true
+	return nil
+}
+
+// setRole gives the preceding --user its role.
+func (u *userList) setRole(role string) error {
+	last, err := u.last("--role")
+	if err != nil {
+		return err
+	}
+	if last.hasRole {
+		return fmt.Errorf("user %s has two --role flags; give each --user its own", last.name)
+	}
+	if _, err := auth.ParseRole(role); err != nil {
+		return err
+	}
+	last.role, last.hasRole = role, true
+	return nil
+}
+
+func (u *userList) last(flag string) (*userFlags, error) {
+	if len(u.users) == 0 {
+		return nil, fmt.Errorf("%s must follow the --user it belongs to", flag)
+	}
+	return &u.users[len(u.users)-1], nil
+}
+
+// serveFlags are serve's parsed flags.
+type serveFlags struct {
+	cfg      server.Config
+	users    userList
+	logLevel string
+	drain    time.Duration
+}
+
+// newServeFlags declares serve's flags.
+func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs := newFlagSet("serve")
-	var (
-		cfg      server.Config
-		users    userList
-		logLevel string
-		drain    time.Duration
-	)
+	f := &serveFlags{}
+	cfg, users := &f.cfg, &f.users
 	fs.StringVar(&cfg.DB, "db", "./data/quiver.duckdb", "database file, or :memory:")
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:31337", "Flight SQL listen address (port 0 picks one)")
 	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for /metrics and /healthz; empty disables it")
-	fs.Func("user", "create a user (repeat for more; pair each with --password)", func(v string) error {
-		users.names = append(users.names, v)
-		return nil
-	})
-	fs.Func("password", "password of the preceding --user", func(v string) error {
-		users.passwords = append(users.passwords, v)
-		return nil
-	})
-	fs.Func("role", "role of the preceding --user: admin (default), readwrite or readonly", func(v string) error {
-		users.roles = append(users.roles, v)
-		return nil
-	})
+	users.register(fs)
 	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
@@ -57,12 +115,18 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
 	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
-	fs.DurationVar(&drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
-	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return fs, f
+}
+
+func (c *serveCmd) Run(ctx context.Context, args []string) error {
+	fs, f := newServeFlags()
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	cfg, logLevel, drain := f.cfg, f.logLevel, f.drain
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
@@ -72,7 +136,7 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	if !flightsql.ValidCompression(cfg.Compression) {
 		return usagef("unknown --compression %q: use none, lz4, zstd or auto", cfg.Compression)
 	}
-	if cfg.Security.Users, err = users.specs(); err != nil {
+	if cfg.Security.Users, err = f.users.specs(); err != nil {
 		return err
 	}
 	if cfg.Logger, err = newLogger(logLevel); err != nil {
@@ -84,6 +148,9 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	printHints(srv, cfg)
+	if c.started != nil {
+		c.started(srv)
+	}
 	select {
 	case <-ctx.Done():
 		cfg.Logger.Info("shutting down", "drain", drain)
@@ -96,24 +163,23 @@ func (serveCmd) Run(ctx context.Context, args []string) error {
 	return err
 }
 
+// specs checks that every user has a password and returns the users, each
+// with its role: admin where no --role followed it.
 func (u userList) specs() ([]server.UserSpec, error) {
-	if len(u.names) != len(u.passwords) {
-		return nil, usagef("each --user needs a --password (got %d users, %d passwords)", len(u.names), len(u.passwords))
-	}
-	if len(u.roles) > len(u.names) {
-		return nil, usagef("--role must follow a --user")
-	}
-	specs := make([]server.UserSpec, len(u.names))
-	for i, name := range u.names {
+	specs := make([]server.UserSpec, len(u.users))
+	for i, f := range u.users {
+		if !f.hasPassword {
+			return nil, usagef("user %s has no --password: put one after its --user", f.name)
+		}
 		role := auth.RoleAdmin
-		if i < len(u.roles) {
-			r, err := auth.ParseRole(u.roles[i])
+		if f.hasRole {
+			r, err := auth.ParseRole(f.role)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}
 			role = r
 		}
-		specs[i] = server.UserSpec{Name: name, Password: u.passwords[i], Role: role}
+		specs[i] = server.UserSpec{Name: f.name, Password: f.password, Role: role}
 	}
 	return specs, nil
 }

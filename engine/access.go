@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/auth"
+)
+
+// Access is what running the statement needs, judged from DuckDB's
+// statement type and, where the type alone cannot tell, from the
+// statement's leading keywords:
+//   - USE (DuckDB types it SET) only reads;
+//   - EXPLAIN ANALYZE runs the statement it explains, so it needs write.
+//
+// The keywords are read only from a statement prepared alone; inside a
+// script, USE needs admin and any EXPLAIN needs write.
+func (s *Stmt) Access() auth.Access {
+	switch s.Type() {
+	case duckdb.StatementTypeSelect, duckdb.StatementTypeRelation, duckdb.StatementTypeTransaction:
+		return auth.AccessRead
+	case duckdb.StatementTypeExplain:
+		if w := leadingWords(s.text, 2); len(w) == 2 && w[0] == "EXPLAIN" && w[1] != "ANALYZE" && w[1] != "(" {
+			return auth.AccessRead
+		}
+		return auth.AccessWrite
+	case duckdb.StatementTypeSet:
+		if w := leadingWords(s.text, 1); len(w) == 1 && w[0] == "USE" {
+			return auth.AccessRead
+		}
+		return auth.AccessAdmin
+	case duckdb.StatementTypeInsert, duckdb.StatementTypeUpdate, duckdb.StatementTypeDelete,
+		duckdb.StatementTypeMergeInto, duckdb.StatementTypeCreate, duckdb.StatementTypeCreateFunc,
+		duckdb.StatementTypeDrop, duckdb.StatementTypeAlter, duckdb.StatementTypeVacuum,
+		duckdb.StatementTypeAnalyze:
+		return auth.AccessWrite
+	}
+	// SET VARIABLE, COPY, EXPORT, ATTACH, DETACH, LOAD, extensions,
+	// PRAGMA and CALL (which reach settings, files and checkpoints), SQL
+	// PREPARE and EXECUTE (which would run a statement unchecked), and any
+	// type DuckDB adds later.
+	return auth.AccessAdmin
+}
+
+// Kind names the statement's type for messages, e.g. "INSERT".
+func (s *Stmt) Kind() string {
+	if name, ok := statementNames[s.Type()]; ok {
+		return name
+	}
+	return "this kind of"
+}
+
+var statementNames = map[duckdb.StatementType]string{
+	duckdb.StatementTypeSelect: "SELECT", duckdb.StatementTypeInsert: "INSERT",
+	duckdb.StatementTypeUpdate: "UPDATE", duckdb.StatementTypeExplain: "EXPLAIN",
+	duckdb.StatementTypeDelete: "DELETE", duckdb.StatementTypePrepare: "PREPARE",
+	duckdb.StatementTypeCreate: "CREATE", duckdb.StatementTypeExecute: "EXECUTE",
+	duckdb.StatementTypeAlter: "ALTER", duckdb.StatementTypeTransaction: "transaction",
+	duckdb.StatementTypeCopy: "COPY", duckdb.StatementTypeAnalyze: "ANALYZE",
+	duckdb.StatementTypeVariableSet: "SET VARIABLE", duckdb.StatementTypeCreateFunc: "CREATE FUNCTION",
+	duckdb.StatementTypeDrop: "DROP", duckdb.StatementTypeExport: "EXPORT",
+	duckdb.StatementTypePragma: "PRAGMA", duckdb.StatementTypeVacuum: "VACUUM",
+	duckdb.StatementTypeCall: "CALL", duckdb.StatementTypeSet: "SET",
+	duckdb.StatementTypeLoad: "LOAD", duckdb.StatementTypeExtension: "extension",
+	duckdb.StatementTypeAttach: "ATTACH", duckdb.StatementTypeDetach: "DETACH",
+	duckdb.StatementTypeCopyDatabase: "COPY DATABASE", duckdb.StatementTypeUpdateExtensions: "UPDATE EXTENSIONS",
+	duckdb.StatementTypeMergeInto: "MERGE",
+}
+
+// Authorize returns an *auth.DeniedError unless u may run the statement.
+func (s *Stmt) Authorize(u auth.User) error {
+	return u.Authorize(s.Kind(), s.Access())
+}
+
+// leadingWords returns up to n leading words of sql, upper-cased, skipping
+// white space and comments; a punctuation character counts as a word.
+func leadingWords(sql string, n int) []string {
+	var words []string
+	for len(words) < n {
+		sql = strings.TrimLeft(sql, " \t\r\n\f\v")
+		switch {
+		case sql == "":
+			return words
+		case strings.HasPrefix(sql, "--"):
+			i := strings.IndexByte(sql, '\n')
+			if i < 0 {
+				return words
+			}
+			sql = sql[i+1:]
+			continue
+		case strings.HasPrefix(sql, "/*"):
+			i := strings.Index(sql[2:], "*/")
+			if i < 0 {
+				return words
+			}
+			sql = sql[i+4:]
+			continue
+		}
+		end := strings.IndexFunc(sql, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		switch {
+		case end < 0:
+			end = len(sql)
+		case end == 0:
+			end = 1
+		}
+		words = append(words, strings.ToUpper(sql[:end]))
+		sql = sql[end:]
+	}
+	return words
+}
