@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/quiverdata/quiver/auth"
+)
+
+// parseUsers parses the user flags of a serve command line.
+func parseUsers(args []string) (map[string]auth.Role, error) {
+	fs, f := newServeFlags()
+	if _, err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	specs, err := f.users.specs()
+	if err != nil {
+		return nil, err
+	}
+	got := map[string]auth.Role{}
+	for _, s := range specs {
+		got[s.Name+":"+s.Password] = s.Role
+	}
+	return got, nil
+}
+
+func TestServe_UserFlagsBindToPrecedingUser(t *testing.T) {
+	const (
+		ro = auth.RoleReadOnly
+		rw = auth.RoleReadWrite
+		ad = auth.RoleAdmin
+	)
+	tests := []struct {
+		name    string
+		args    string
+		want    map[string]auth.Role // "name:password" → role
+		wantErr string
+	}{
+		{name: "issue example",
+			args: "--user admin --password adminpw --user bi --password bipw --role readonly --user etl --password etlpw --role readwrite",
+			want: map[string]auth.Role{"admin:adminpw": ad, "bi:bipw": ro, "etl:etlpw": rw}},
+		{name: "role on the first user",
+			args: "--user bi --password bipw --role readonly --user admin --password adminpw",
+			want: map[string]auth.Role{"bi:bipw": ro, "admin:adminpw": ad}},
+		{name: "role on the middle user only",
+			args: "--user a --password pa --user b --password pb --role rw --user c --password pc",
+			want: map[string]auth.Role{"a:pa": ad, "b:pb": rw, "c:pc": ad}},
+		{name: "role on the last user only",
+			args: "--user a --password pa --user b --password pb --user c --password pc --role ro",
+			want: map[string]auth.Role{"a:pa": ad, "b:pb": ad, "c:pc": ro}},
+		{name: "role before password",
+			args: "--user a --role readonly --password pa --user b --role readwrite --password pb",
+			want: map[string]auth.Role{"a:pa": ro, "b:pb": rw}},
+		{name: "other flags in between",
+			args: "--user a --threads 2 --password pa --db x.duckdb --role ro --user b --password pb",
+			want: map[string]auth.Role{"a:pa": ro, "b:pb": ad}},
+		{name: "equals form",
+			args: "--user=a --password=pa --role=readwrite",
+			want: map[string]auth.Role{"a:pa": rw}},
+		{name: "no users", args: "--threads 2", want: map[string]auth.Role{}},
+		{name: "role before any user", args: "--role readonly --user a --password pa", wantErr: "--role must follow the --user"},
+		{name: "password before any user", args: "--password pa --user a", wantErr: "--password must follow the --user"},
+		{name: "two roles for one user", args: "--user a --password pa --role ro --role admin", wantErr: "user a has two --role flags"},
+		{name: "two passwords for one user", args: "--user a --password pa --password pb", wantErr: "user a has two --password flags"},
+		{name: "user without password", args: "--user a --password pa --user b --role ro", wantErr: "user b has no --password"},
+		{name: "unknown role", args: "--user a --password pa --role root", wantErr: `parse role "root"`},
+		{name: "empty user name", args: "--user= --password pa", wantErr: "empty user name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseUsers(strings.Fields(tt.args))
+			if tt.wantErr != "" {
+				var ue *usageError
+				if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want a usage error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got users %v, want %v", got, tt.want)
+			}
+			for k, want := range tt.want {
+				if got[k] != want {
+					t.Errorf("user %s: got role %v, want %v (all: %v)", k, got[k], want, got)
+				}
+			}
+		})
+	}
+}
+
+// TestServe_BadUserFlagsExit2 checks the whole command: a misplaced --role
+// exits 2 with a one-line reason naming the flag, before anything starts.
+func TestServe_BadUserFlagsExit2(t *testing.T) {
+	code, _, errOut := runQuiver(t, "serve", "--db", ":memory:", "--role", "readonly", "--user", "a", "--password", "p")
+	if code != 2 || !strings.Contains(errOut, "--role must follow the --user") {
+		t.Errorf("got exit %d, %q; want 2 and a reason naming --role", code, errOut)
+	}
+}
