@@ -6,7 +6,7 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run test long-test lint deps bench interop clean
+.PHONY: build run test long-test lint deps s3 bench interop clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
@@ -21,7 +21,12 @@ deps:
 		echo "installing mariadb-client (for the mysql CLI tests)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null; }
 
-test: deps
+# s3 builds the S3-compatible object store (SeaweedFS) the lake tests run
+# as a process on 127.0.0.1, once; it is cached under ~/.cache/quiver.
+s3:
+	@scripts/seaweedfs.sh build >/dev/null
+
+test: deps s3
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
