@@ -93,8 +93,11 @@ type Config struct {
 
 	// ExportDir enables rotation and Parquet export when set.
 	ExportDir string
-	// Rotate says when the live file rotates; it needs ExportDir. With
-	// ExportDir and a zero policy, files rotate at 4 GiB or 1 hour.
+	// Lake, when set, commits rotated files to Iceberg tables, exactly
+	// once across processes, instead of exporting them to ExportDir.
+	Lake *LakeConfig
+	// Rotate says when the live file rotates; it needs ExportDir or Lake.
+	// With either and a zero policy, files rotate at 4 GiB or 1 hour.
 	Rotate lake.Policy
 	// PartitionBy is the hive layout of Table's Parquet files
 	// (lake.DefaultPartition when nil; an empty non-nil slice means none).
@@ -163,7 +166,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DeadLetterTable == "" {
 		c.DeadLetterTable = c.Table + "_dead_letters"
 	}
-	if c.ExportDir != "" && !c.Rotate.Enabled() {
+	if (c.ExportDir != "" || c.Lake != nil) && !c.Rotate.Enabled() {
 		c.Rotate = lake.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
 	}
 	if c.PartitionBy == nil {
@@ -221,8 +224,12 @@ func (c Config) validate() error {
 		return bad("queue of %d messages cannot hold one batch of %d", c.QueueMessages, c.BatchRows)
 	case c.QueueBytes < maxBatchBytes:
 		return bad("queue of %d MiB cannot hold one batch of up to %d MiB", c.QueueBytes>>20, maxBatchBytes>>20)
-	case c.Rotate.Enabled() && c.ExportDir == "":
-		return bad("rotation needs an export directory for the rotated files")
+	case c.Rotate.Enabled() && c.ExportDir == "" && c.Lake == nil:
+		return bad("rotation needs an export directory or a lake for the rotated files")
+	case c.Lake != nil && c.ExportDir != "":
+		return bad("a lake and an export directory cannot be used together")
+	case c.Lake != nil && (c.Lake.Lake == nil || c.Lake.Namespace == "" || c.Lake.Group == "" || c.Lake.Topic == ""):
+		return bad("a lake needs an open catalog, a namespace, a group and a topic")
 	case c.Rotate.MaxBytes < 0 || c.Rotate.MaxAge < 0 || c.DiskCeiling < 0 || c.MinFreeDisk < 0:
 		return bad("sizes and durations cannot be negative")
 	}

@@ -94,7 +94,28 @@ func (h handler) Flush(ctx context.Context) (Offsets, error) {
 	return h.p.store.committedOffsets(), nil
 }
 
-func (h handler) Committed() Offsets { return h.p.store.committedOffsets() }
+func (h handler) Committed() Offsets {
+	if h.p.sink != nil {
+		return h.p.sink.committed()
+	}
+	return h.p.store.committedOffsets()
+}
+
+func (h handler) Assigned(ctx context.Context, topic string, partitions []int32) error {
+	if h.p.sink == nil || len(partitions) == 0 {
+		return nil
+	}
+	return h.p.lakeAssigned(ctx, topic, partitions)
+}
+
+func (h handler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (Offsets, error) {
+	if h.p.sink == nil {
+		return h.Flush(ctx)
+	}
+	return h.p.lakeRelease(ctx, topic, partitions, commit)
+}
+
+func (h handler) StoredWins() bool { return h.p.sink != nil }
 
 // send puts a control item on the input.
 func (h handler) send(ctx context.Context, it inItem) error {

@@ -78,4 +78,25 @@ var (
 		Name: "quiver_ingest_next_offset",
 		Help: "Next offset to consume per partition, as committed to DuckDB.",
 	}, []string{"topic", "partition"})
+	lakeCommits = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_commits_total",
+		Help: "Sealed segments committed to the Iceberg lake.",
+	})
+	lakeCommitSeconds = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quiver_ingest_lake_commit_duration_seconds",
+		Help:    "Time to upload and commit one sealed segment to the lake.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 16),
+	})
+	lakeCommitErrors = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_commit_errors_total",
+		Help: "Failed attempts to commit a segment to the lake (each is retried).",
+	})
+	lakeDroppedRanges = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_dropped_ranges_total",
+		Help: "Partition ranges dropped because the lake already had them from another writer.",
+	})
+	lakeBacklog = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_lake_backlog_segments",
+		Help: "Sealed segments waiting to be committed to the lake (or exported).",
+	})
 )

@@ -32,6 +32,7 @@ type Pipeline struct {
 	// Set up by Run.
 	store      *store
 	rotator    *rotator
+	sink       *icebergSink // lake mode only
 	seq        *sequencer
 	budget     *budget // messages accepted, not yet decoded
 	byteBudget *budget // their bytes
@@ -117,6 +118,10 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 	stop, fail := context.WithCancelCause(context.Background())
 	defer fail(nil)
 	p.stop, p.fail = stop, fail
+	p.rotator.fatal = func(err error) {
+		p.seq.fail(err)
+		fail(err)
+	}
 
 	// Stages: they stop when their input closes (a drain) or when stop is
 	// done (a failure, or a drain that overran the shutdown timeout).
@@ -183,7 +188,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 	}
 
 	p.log.Info("ingest started", "table", p.cfg.Table, "batch_rows", p.cfg.BatchRows, "decoders", p.cfg.Decoders,
-		"inserters", p.cfg.Inserters, "queue_messages", p.cfg.QueueMessages, "export_dir", p.cfg.ExportDir)
+		"inserters", p.cfg.Inserters, "queue_messages", p.cfg.QueueMessages, "export_dir", p.cfg.ExportDir, "lake", p.cfg.Lake != nil)
 	srcErr := src.Run(srcCtx, handler{p})
 
 	// Drain what was delivered, within the shutdown timeout.
@@ -227,6 +232,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 // setupRotation prepares the exporter, checks the partition keys, and
 // queues sealed files left by an earlier run.
 func (p *Pipeline) setupRotation(ctx context.Context) error {
+	if p.cfg.Lake != nil {
+		return p.setupLake(ctx)
+	}
 	var ex *lake.Exporter
 	if p.cfg.ExportDir != "" {
 		tables := []lake.Table{{Name: p.cfg.Table, Partition: p.cfg.PartitionBy}}
@@ -268,6 +276,28 @@ func (p *Pipeline) setupRotation(ctx context.Context) error {
 	}
 	if len(sealed) > 0 {
 		p.log.Info("exporting sealed files left by an earlier run", "count", len(sealed))
+	}
+	p.rotator.enqueue(sealed...)
+	return nil
+}
+
+// setupLake opens the Iceberg tables and queues the sealed files left by
+// an earlier run. They wait for the first assignment: only then does the
+// process know which partitions it may commit.
+func (p *Pipeline) setupLake(ctx context.Context) error {
+	sink, err := newIcebergSink(ctx, &p.cfg, p.store)
+	if err != nil {
+		return err
+	}
+	p.sink = sink
+	p.rotator = newRotator(p.store, sink, p.cfg.Rotate, p.cfg.Logger)
+	p.rotator.hold = true
+	sealed, err := lake.Sealed(p.cfg.DBPath)
+	if err != nil {
+		return err
+	}
+	if len(sealed) > 0 {
+		p.log.Info("sealed files left by an earlier run wait for the partition assignment", "count", len(sealed))
 	}
 	p.rotator.enqueue(sealed...)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -20,10 +21,20 @@ const exportRetry = 10 * time.Second
 type rotator struct {
 	policy   lake.Policy
 	store    *store
-	exporter *lake.Exporter // nil: rotation disabled
+	exporter segmentSink // nil: rotation disabled
 	log      *slog.Logger
+	// fatal fails the pipeline; an export error wrapping errZombie calls
+	// it instead of retrying.
+	fatal func(error)
+
+	// exportMu is held while a segment is exported, so that a caller of
+	// exportAll has the queue to itself; rotMu is held while the live
+	// file rotates.
+	exportMu sync.Mutex
+	rotMu    sync.Mutex
 
 	mu    sync.Mutex
+	hold  bool           // the background exporter waits (lake: until the first assignment)
 	queue []lake.Segment // sealed segments waiting for export
 	busy  bool           // the exporter owns queue[0] and a connection
 	wake  chan struct{}
@@ -33,8 +44,16 @@ type rotator struct {
 	lifetime time.Duration
 }
 
-func newRotator(s *store, ex *lake.Exporter, policy lake.Policy, log *slog.Logger) *rotator {
-	return &rotator{policy: policy, store: s, exporter: ex, log: log.With("component", "ingest.rotator"), wake: make(chan struct{}, 1)}
+// segmentSink takes sealed segments: a Parquet exporter, or the Iceberg
+// lake. Export deletes the segment once its rows are safe elsewhere, and
+// may be called again for the same segment after a failure or a crash.
+type segmentSink interface {
+	Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error)
+}
+
+func newRotator(s *store, ex segmentSink, policy lake.Policy, log *slog.Logger) *rotator {
+	return &rotator{policy: policy, store: s, exporter: ex, log: log.With("component", "ingest.rotator"), wake: make(chan struct{}, 1),
+		fatal: func(error) {}}
 }
 
 // enqueue hands sealed segments to the exporter.
@@ -45,6 +64,7 @@ func (r *rotator) enqueue(segs ...lake.Segment) {
 	r.mu.Lock()
 	r.queue = append(r.queue, segs...)
 	r.busy = true
+	lakeBacklog.Set(float64(len(r.queue)))
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -70,6 +90,12 @@ func (r *rotator) due() bool {
 // rotate seals the live file and queues it for export. The caller
 // guarantees that no inserter holds a connection.
 func (r *rotator) rotate(ctx context.Context) error {
+	r.rotMu.Lock()
+	defer r.rotMu.Unlock()
+	return r.rotateLocked(ctx)
+}
+
+func (r *rotator) rotateLocked(ctx context.Context) error {
 	size := r.store.size()
 	seg, lived, err := r.store.rotate(ctx)
 	if errors.Is(err, errRotationSkipped) {
@@ -107,51 +133,118 @@ func (r *rotator) stats() (int, int64, time.Duration) {
 // retried; the segment stays on disk until it succeeds.
 func (r *rotator) runExports(ctx context.Context) {
 	for {
-		r.mu.Lock()
-		if len(r.queue) == 0 {
-			r.busy = false
-			r.mu.Unlock()
-			select {
-			case <-r.wake:
-				continue
-			case <-ctx.Done():
-				return
-			}
-		}
-		seg := r.queue[0]
-		r.mu.Unlock()
-		if err := r.export(ctx, seg); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			r.log.Error("export failed; will retry", "segment", seg.ID, "err", err)
+		done, err := r.exportNext(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case errors.Is(err, errZombie):
+			r.log.Error("lake commit refused: another writer holds a partition of this process", "err", err)
+			r.fatal(err)
+			return
+		case err != nil:
+			lakeCommitErrors.Inc()
+			r.log.Error("export failed; will retry", "err", err)
 			select {
 			case <-time.After(exportRetry):
 			case <-ctx.Done():
 				return
 			}
-			continue
+		case done:
+			select {
+			case <-r.wake:
+			case <-ctx.Done():
+				return
+			}
 		}
-		r.mu.Lock()
-		r.queue = r.queue[1:]
-		r.mu.Unlock()
 	}
 }
 
-// export exports one segment on a connection of its own.
-func (r *rotator) export(ctx context.Context, seg lake.Segment) error {
+// exportNext exports the first queued segment; done reports that the
+// queue was empty (and the rotator idle).
+func (r *rotator) exportNext(ctx context.Context) (done bool, err error) {
+	r.exportMu.Lock()
+	defer r.exportMu.Unlock()
+	r.mu.Lock()
+	if r.hold || len(r.queue) == 0 {
+		r.busy = len(r.queue) > 0
+		r.mu.Unlock()
+		return true, nil
+	}
+	seg := r.queue[0]
+	r.mu.Unlock()
+	if err := r.export(ctx, seg, r.exporter.Export); err != nil {
+		return false, err
+	}
+	r.pop()
+	return false, nil
+}
+
+// unhold lets the background exporter run.
+func (r *rotator) unhold() {
+	r.mu.Lock()
+	r.hold = false
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pop removes the exported queue head.
+func (r *rotator) pop() {
+	r.mu.Lock()
+	r.queue = r.queue[1:]
+	lakeBacklog.Set(float64(len(r.queue)))
+	r.mu.Unlock()
+}
+
+// exportFunc exports one sealed segment on conn.
+type exportFunc func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error)
+
+// export exports one segment with fn on a connection of its own.
+func (r *rotator) export(ctx context.Context, seg lake.Segment, fn exportFunc) error {
 	conn, err := r.store.conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
-	st, err := r.exporter.Export(ctx, conn, seg)
+	st, err := fn(ctx, conn, seg)
 	if err != nil {
 		return err
 	}
-	r.log.Info("exported segment to parquet", "segment", seg.ID, "rows", st.Rows, "files", st.Files,
+	r.log.Info("exported segment", "segment", seg.ID, "rows", st.Rows, "files", st.Files,
 		"MB", st.Bytes>>20, "took", st.Duration.Round(time.Millisecond))
 	return nil
+}
+
+// exportAll rotates the live file if it holds rows, then exports every
+// queued segment with fn in the caller's goroutine, while neither the
+// background exporter nor a rotation can run. The caller guarantees that
+// no batch is in flight. It stops at the first error; the segments not
+// exported stay queued.
+func (r *rotator) exportAll(ctx context.Context, fn exportFunc) error {
+	r.exportMu.Lock()
+	defer r.exportMu.Unlock()
+	r.rotMu.Lock()
+	defer r.rotMu.Unlock()
+	if r.store.rows.Load() > 0 {
+		if err := r.rotateLocked(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.mu.Unlock()
+			return nil
+		}
+		seg := r.queue[0]
+		r.mu.Unlock()
+		if err := r.export(ctx, seg, fn); err != nil {
+			return err
+		}
+		r.pop()
+	}
 }
 
 // waitIdle waits until no export is pending or running, or ctx is done.

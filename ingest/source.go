@@ -32,8 +32,25 @@ type Handler interface {
 	// Flush commits everything delivered so far and returns the committed
 	// offsets. Call it before giving up partitions.
 	Flush(ctx context.Context) (Offsets, error)
-	// Committed returns the offsets committed to DuckDB so far.
+	// Committed returns the offsets committed so far: to DuckDB, or with
+	// a lake, to the lake.
 	Committed() Offsets
+	// Assigned is called when the source starts consuming partitions of
+	// topic, before it asks Stored where they resume. With a lake it
+	// commits what the process still holds of them and takes their
+	// positions from the lake.
+	Assigned(ctx context.Context, topic string, partitions []int32) error
+	// Release is called before the source gives partitions up, with
+	// commit true when what was delivered of them may still be committed
+	// (a revocation, a clean stop) and false when they are already
+	// another member's. It returns their committed offsets, to report to
+	// Kafka. Without a lake it is Flush.
+	Release(ctx context.Context, topic string, partitions []int32, commit bool) (Offsets, error)
+	// StoredWins reports whether Stored is the truth even when Kafka's
+	// committed offset is further along (with a lake, it is; without one,
+	// a further Kafka offset means another process ingested the rows into
+	// its own database).
+	StoredWins() bool
 }
 
 // ClientCounter is implemented by sources that consume with several

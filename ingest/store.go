@@ -401,10 +401,54 @@ func (s *store) close() error {
 	return db.Close()
 }
 
-// compactSQL deletes the rows of the offsets log that a larger next_offset
-// of the same partition supersedes.
+// compactSQL deletes the rows of the offsets log between the smallest and
+// the largest next_offset of each partition: the largest is the position,
+// and the smallest is where the file's rows of the partition start, which
+// a lake commit fences on.
 const compactSQL = "DELETE FROM " + OffsetsTable + " o WHERE next_offset < (SELECT max(i.next_offset) FROM " +
+	OffsetsTable + ` i WHERE i.topic = o.topic AND i."partition" = o."partition") AND next_offset > (SELECT min(i.next_offset) FROM ` +
 	OffsetsTable + ` i WHERE i.topic = o.topic AND i."partition" = o."partition")`
+
+// resetPartitions makes the lake's end offsets the position of parts: the
+// offsets log forgets them and starts again at ends (a partition absent
+// from ends has no position). The live file must hold no rows of parts.
+func (s *store) resetPartitions(ctx context.Context, topic string, parts []int32, ends map[int32]int64) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	conn, err := s.conn(ctx)
+	if err != nil {
+		return fmt.Errorf("reset offsets: %w", err)
+	}
+	defer conn.Release()
+	list := make([]string, len(parts))
+	set := Offsets{}
+	for i, p := range parts {
+		list[i] = fmt.Sprint(p)
+		if n, ok := ends[p]; ok {
+			set.Set(topic, p, n)
+		}
+	}
+	stmts := []string{"BEGIN TRANSACTION",
+		"DELETE FROM " + OffsetsTable + " WHERE topic = " + engine.QuoteString(topic) + ` AND "partition" IN (` + strings.Join(list, ", ") + ")"}
+	if sql := offsetsInsertSQL(set); sql != "" {
+		stmts = append(stmts, sql)
+	}
+	stmts = append(stmts, "COMMIT")
+	if _, err := conn.Exec(ctx, strings.Join(stmts, ";\n")); err != nil {
+		return fmt.Errorf("reset offsets: %w", err) // Release rolls the transaction back
+	}
+	s.offMu.Lock()
+	for _, p := range parts {
+		if n, ok := ends[p]; ok {
+			s.committed.Set(topic, p, n)
+		} else if ps := s.committed[topic]; ps != nil {
+			delete(ps, p)
+		}
+	}
+	s.offMu.Unlock()
+	return nil
+}
 
 // offsetsInsertSQL appends o to the offsets log, or returns "" when o is
 // empty.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 func init() {
@@ -38,6 +42,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		dbPath       = fs.String("db", "", "live DuckDB database file (required)")
 		table        = fs.String("table", "", "table receiving one row per message (required)")
 		exportDir    = fs.String("export-dir", "", "directory for Parquet exports of rotated database files; enables rotation")
+		lf           lakeFlags
 		batchRows    = fs.Int("batch-rows", ingest.DefaultBatchRows, "messages per insert batch")
 		flushEvery   = fs.Duration("flush-interval", 2*time.Second, "insert a partial batch after it waited this long")
 		decoders     = fs.Int("decoders", 0, "decoder goroutines (0: one per CPU)")
@@ -45,12 +50,12 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		queueMsgs    = fs.Int("queue-messages", 0, "messages buffered before decoding (0: batch-rows × (decoders+1))")
 		queueMB      = fs.Int64("queue-mb", 0, "MiB of messages buffered before decoding (0: 256 × (decoders+1))")
 		queueBatches = fs.Int("queue-batches", 4, "decoded batches buffered before inserting")
-		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB (needs --export-dir; 0: never by size)")
-		rotateAge    = fs.Duration("rotate-age", time.Hour, "rotate the database file at this age (needs --export-dir; 0: never by age)")
+		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB (needs --export-dir or --lake; 0: never by size)")
+		rotateAge    = fs.Duration("rotate-age", time.Hour, "rotate the database file at this age (needs --export-dir or --lake; 0: never by age)")
 		normalize    = fs.String("normalize", "", "normalizer spec: comma-separated field paths for a flat second table, e.g. 'id, items[].sku AS sku'")
 		normTable    = fs.String("norm-table", "", "table for normalized rows (default: TABLE_norm)")
 		deadTable    = fs.String("dead-letter-table", "", "table for messages that fail to decode (default: TABLE_dead_letters)")
-		partitionBy  = fs.String("partition-by", lake.DefaultPartition, "hive partitioning of the exported table: name=SQL expression or column, comma-separated; 'none' for none")
+		partitionBy  = fs.String("partition-by", lake.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
 		normPartBy   = fs.String("norm-partition-by", lake.DefaultPartition, "hive partitioning of the exported normalized table")
 		rowGroup     = fs.Int("row-group-size", lake.DefaultRowGroupSize, "rows per Parquet row group")
 		ceilingMB    = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
@@ -58,7 +63,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		reportEvery  = fs.Duration("report-interval", 10*time.Second, "log a progress report this often")
 		httpAddr     = fs.String("http", "", "serve /metrics and /healthz on HOST:PORT (optional; port 0 picks one)")
 		clients      = fs.Int("kafka-clients", 1, "consumer-group members in this process")
-		instanceID   = fs.String("instance-id", "", "static group membership id, so a restarted process gets its partitions back")
+		instanceID   = fs.String("instance-id", "", "static group membership id, so a restarted process gets its partitions back at once (default: derived from the host name and --db; 'none': dynamic membership)")
 		sessionTO    = fs.Duration("session-timeout", 0, "consumer-group session timeout (0: franz-go's 45s)")
 		start        = fs.String("start", "earliest", "where partitions with no stored offset start: earliest or latest")
 		maxPoll      = fs.Int("max-poll-records", 10_000, "records handed to the pipeline per poll")
@@ -70,6 +75,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		memLimit     = fs.String("memory-limit", "", "DuckDB memory limit, e.g. 4GB")
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 	)
+	lf.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -91,10 +97,23 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			return usagef("--%s is required", req.name)
 		}
 	}
-	if *exportDir == "" {
+	withLake := lf.lake != ""
+	switch {
+	case withLake && *exportDir != "":
+		return usagef("--lake and --export-dir cannot be used together: the lake replaces the Parquet export")
+	case withLake && *clients != 1:
+		return usagef("--lake runs one consumer per process (--kafka-clients 1); start more processes to scale out")
+	case !withLake:
+		for _, f := range []string{"catalog", "namespace", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
+			if set[f] {
+				return usagef("--%s needs --lake", f)
+			}
+		}
+	}
+	if *exportDir == "" && !withLake {
 		for _, f := range []string{"rotate-mb", "rotate-age", "partition-by", "norm-partition-by", "row-group-size"} {
 			if set[f] {
-				return usagef("--%s needs --export-dir", f)
+				return usagef("--%s needs --export-dir or --lake", f)
 			}
 		}
 	}
@@ -124,11 +143,18 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			return usagef("--%s cannot be negative", d.name)
 		}
 	}
-	if *exportDir != "" && *rotateMB == 0 && *rotateAge == 0 {
-		return usagef("--export-dir needs --rotate-mb or --rotate-age to be non-zero")
+	if (*exportDir != "" || withLake) && *rotateMB == 0 && *rotateAge == 0 {
+		return usagef("--export-dir and --lake need --rotate-mb or --rotate-age to be non-zero")
 	}
-	partKeys, err := partitionFlag("partition-by", *partitionBy)
-	if err != nil {
+	var partKeys []lake.PartitionKey
+	var lakeParts []iceberg.PartitionField
+	if withLake {
+		if set["partition-by"] {
+			if lakeParts, err = icebergPartitionFlag(*partitionBy); err != nil {
+				return err
+			}
+		}
+	} else if partKeys, err = partitionFlag("partition-by", *partitionBy); err != nil {
 		return err
 	}
 	normKeys, err := partitionFlag("norm-partition-by", *normPartBy)
@@ -152,7 +178,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 
 	src, err := kafka.New(
 		kafka.Brokers(*brokers), kafka.Topic(*topic), kafka.Group(*group), kafka.Clients(*clients),
-		kafka.InstanceID(*instanceID), kafka.StartOffset(*start), kafka.MaxPollRecords(*maxPoll),
+		kafka.InstanceID(defaultInstanceID(*instanceID, *dbPath)), kafka.StartOffset(*start), kafka.MaxPollRecords(*maxPoll),
 		kafka.SessionTimeout(*sessionTO), kafka.FetchMaxBytes(int32(min(*fetchMaxMB, 1024))<<20),
 		kafka.FetchMaxPartitionBytes(int32(min(*fetchPartMB, 1024))<<20), kafka.Logger(log),
 	)
@@ -169,8 +195,22 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		ReportInterval: *reportEvery, IdleExit: *idleExit, ShutdownTimeout: *shutdownTO,
 		Threads: *threads, MemoryLimit: *memLimit, Logger: log,
 	}
-	if *exportDir != "" {
+	if *exportDir != "" || withLake {
 		cfg.Rotate = lake.Policy{MaxBytes: *rotateMB << 20, MaxAge: *rotateAge}
+	}
+	if withLake {
+		lcfg, err := lf.config()
+		if err != nil {
+			return err
+		}
+		octx, cancel := context.WithTimeout(ctx, lf.connectTimeout+5*time.Second)
+		lk, err := iceberg.Open(octx, lcfg)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("open the lake: %w", err)
+		}
+		defer lk.Close()
+		cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: lf.namespace, Group: *group, Topic: *topic, PartitionBy: lakeParts}
 	}
 	if *reportEvery == 0 {
 		cfg.ReportInterval = -1
@@ -214,6 +254,78 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+// defaultInstanceID is the static membership id: the flag's value, none
+// for "none", or one derived from the host name and the database path, so
+// a restarted process rejoins as itself and gets its partitions back
+// without waiting for the group to time the old member out.
+func defaultInstanceID(flagValue, dbPath string) string {
+	switch flagValue {
+	case "none":
+		return ""
+	case "":
+	default:
+		return flagValue
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	abs, err := filepath.Abs(dbPath)
+	if err != nil {
+		abs = dbPath
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return fmt.Sprintf("quiver-%s-%x", host, sum[:6])
+}
+
+// hiveStrftime matches a hive key computed as strftime(column, 'format').
+var hiveStrftime = regexp.MustCompile(`^strftime\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"?\s*,\s*'([^']*)'\s*\)$`)
+
+// icebergPartitionFlag parses --partition-by for a lake: Iceberg transforms
+// ("day(_timestamp), region"), or the hive keys of the Parquet export
+// mapped onto them: a column is identity, strftime(col, '%Y-%m-%d') is
+// day(col), and a format with %H is hour(col).
+func icebergPartitionFlag(v string) ([]iceberg.PartitionField, error) {
+	if !strings.Contains(v, "=") {
+		f, err := iceberg.ParsePartitionSpec(v)
+		if err != nil {
+			return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "iceberg: "))
+		}
+		if f == nil {
+			f = []iceberg.PartitionField{}
+		}
+		return f, nil
+	}
+	keys, err := lake.ParsePartitionSpec(v)
+	if err != nil {
+		return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "parse partition spec "))
+	}
+	out := []iceberg.PartitionField{}
+	for _, k := range keys {
+		if k.Expr == "" || hiveColumn.MatchString(k.Expr) {
+			col := strings.Trim(k.Expr, `"`)
+			if col == "" {
+				col = k.Name
+			}
+			out = append(out, iceberg.PartitionField{Column: col, Transform: iceberg.Identity, Name: k.Name})
+			continue
+		}
+		m := hiveStrftime.FindStringSubmatch(k.Expr)
+		if m == nil {
+			return nil, usagef("--partition-by: %s=%s has no Iceberg transform: use a column, strftime(col, '%%Y-%%m-%%d') or an hour format, or day(col)/hour(col)", k.Name, k.Expr)
+		}
+		tr := iceberg.Day
+		if strings.Contains(m[2], "%H") {
+			tr = iceberg.Hour
+		}
+		out = append(out, iceberg.PartitionField{Column: m[1], Transform: tr, Name: k.Name})
+	}
+	return out, nil
+}
+
+// hiveColumn matches a hive key that is a plain column.
+var hiveColumn = regexp.MustCompile(`^"?[A-Za-z_][A-Za-z0-9_]*"?$`)
 
 // partitionFlag parses a --partition-by value; "none" gives an empty,
 // non-nil list (no partitioning) rather than the default.

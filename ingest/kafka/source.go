@@ -119,10 +119,13 @@ type member struct {
 	assigned map[string]map[int32]bool
 	sent     ingest.Offsets // last offsets committed to Kafka
 	commitMu sync.Mutex     // one commit at a time
+	failed   error          // set under mu when a partition could not be taken on
+	kick     chan struct{}  // asks commitLoop to commit now
 }
 
 func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
-	m := &member{s: s, h: h, log: s.log.With("member", i), assigned: map[string]map[int32]bool{}, sent: ingest.Offsets{}}
+	m := &member{s: s, h: h, log: s.log.With("member", i), assigned: map[string]map[int32]bool{}, sent: ingest.Offsets{},
+		kick: make(chan struct{}, 1)}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(s.cfg.brokers...),
 		kgo.ConsumerGroup(s.cfg.group),
@@ -187,14 +190,21 @@ func (m *member) poll(ctx context.Context) error {
 		if fs.IsClientClosed() {
 			return errors.New("kafka client closed")
 		}
+		m.mu.Lock()
+		failed := m.failed
+		m.mu.Unlock()
+		if failed != nil {
+			m.cl.AllowRebalance()
+			return failed
+		}
 		if ctx.Err() != nil {
 			m.cl.AllowRebalance()
 			return ctx.Err()
 		}
-		failed := false
+		fetchFailed := false
 		fs.EachError(func(t string, p int32, err error) {
 			if !errors.Is(err, context.Canceled) {
-				failed = true
+				fetchFailed = true
 				m.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
 			}
 		})
@@ -214,7 +224,7 @@ func (m *member) poll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if failed && len(chunks) == 0 {
+		if fetchFailed && len(chunks) == 0 {
 			// Only errors: franz-go retries; do not spin on them.
 			select {
 			case <-time.After(errorBackoff):
@@ -224,12 +234,19 @@ func (m *member) poll(ctx context.Context) error {
 	}
 }
 
-// shutdown commits what the pipeline holds to Kafka and leaves the group.
+// shutdown has the pipeline commit what it holds of the member's
+// partitions, commits those offsets to Kafka, and leaves the group.
 func (m *member) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	if off, err := m.h.Flush(ctx); err != nil {
-		m.log.Warn("flush at shutdown failed; DuckDB keeps what it committed", "err", err)
+	m.mu.Lock()
+	var parts []int32
+	for p := range m.assigned[m.s.cfg.topic] {
+		parts = append(parts, p)
+	}
+	m.mu.Unlock()
+	if off, err := m.h.Release(ctx, m.s.cfg.topic, parts, true); err != nil {
+		m.log.Warn("committing at shutdown failed; what was not committed is consumed again", "err", err)
 	} else {
 		m.commit(ctx, off, nil)
 	}
@@ -243,6 +260,8 @@ func (m *member) commitLoop(ctx context.Context) {
 	for {
 		select {
 		case <-t.C:
+			m.commit(ctx, m.h.Committed(), nil)
+		case <-m.kick:
 			m.commit(ctx, m.h.Committed(), nil)
 		case <-ctx.Done():
 			return
@@ -307,10 +326,22 @@ func (m *member) commit(ctx context.Context, off ingest.Offsets, only map[string
 	m.mu.Unlock()
 }
 
-// adjust starts each newly assigned partition at DuckDB's stored offset
-// when that is further along than Kafka's committed one (or Kafka has
-// none).
+// adjust starts each newly assigned partition at the stored offset when
+// that is further along than Kafka's committed one (or Kafka has none, or
+// the stored one wins, as a lake's does). A stored position Kafka does not
+// have yet (a crash came between the two commits) is committed to Kafka at
+// once, so lag monitors see the truth; where Kafka is ahead, its offset
+// counts as sent, so a smaller one is never committed over it.
 func (m *member) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	kick := false
+	defer func() {
+		if kick {
+			select {
+			case m.kick <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	for t, ps := range offsets {
 		for p, o := range ps {
 			stored, ok := m.h.Stored(t, p)
@@ -318,19 +349,34 @@ func (m *member) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offs
 			switch {
 			case !ok:
 				m.log.Debug("partition has no stored offset", "topic", t, "partition", p, "kafka", kafkaAt)
-			case kafkaAt < 0 || stored > kafkaAt:
+			case kafkaAt < 0 || stored > kafkaAt || (stored != kafkaAt && m.h.StoredWins()):
 				ps[p] = kgo.NewOffset().At(stored).WithEpoch(-1)
+				kick = true
 				m.log.Debug("resuming at DuckDB offset", "topic", t, "partition", p, "offset", stored, "kafka", kafkaAt)
 			case kafkaAt > stored:
 				m.log.Info("Kafka's committed offset is ahead of DuckDB's (another consumer ingested it); resuming there",
 					"topic", t, "partition", p, "offset", kafkaAt, "duckdb", stored)
+				m.mu.Lock()
+				m.sent.Set(t, p, kafkaAt)
+				m.mu.Unlock()
 			}
 		}
 	}
 	return offsets, nil
 }
 
-func (m *member) onAssigned(_ context.Context, _ *kgo.Client, added map[string][]int32) {
+func (m *member) onAssigned(ctx context.Context, _ *kgo.Client, added map[string][]int32) {
+	for t, ps := range added {
+		if err := m.h.Assigned(ctx, t, ps); err != nil {
+			m.log.Error("cannot take on assigned partitions", "topic", t, "partitions", ps, "err", err)
+			m.mu.Lock()
+			if m.failed == nil {
+				m.failed = fmt.Errorf("take on partitions %v of %s: %w", ps, t, err)
+			}
+			m.mu.Unlock()
+			return
+		}
+	}
 	m.mu.Lock()
 	for t, ps := range added {
 		if m.assigned[t] == nil {
@@ -364,12 +410,16 @@ func (m *member) giveUp(ctx context.Context, parts map[string][]int32, commit bo
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 	defer cancel()
-	off, err := m.h.Flush(ctx)
-	switch {
-	case err != nil:
-		m.log.Warn("flush before giving up partitions failed", "err", err)
-	case commit:
-		m.commit(ctx, off, parts)
+	var err error
+	for t, ps := range parts {
+		off, rerr := m.h.Release(ctx, t, ps, commit)
+		switch {
+		case rerr != nil:
+			err = rerr
+			m.log.Warn("committing before giving up partitions failed", "partitions", ps, "err", rerr)
+		case commit:
+			m.commit(ctx, off, parts)
+		}
 	}
 	m.mu.Lock()
 	for t, ps := range parts {

@@ -65,6 +65,14 @@ func (h *fakeHandler) Flush(context.Context) (ingest.Offsets, error) {
 	return h.committed.Clone(), nil
 }
 
+func (h *fakeHandler) Assigned(context.Context, string, []int32) error { return nil }
+
+func (h *fakeHandler) Release(ctx context.Context, _ string, _ []int32, _ bool) (ingest.Offsets, error) {
+	return h.Flush(ctx)
+}
+
+func (h *fakeHandler) StoredWins() bool { return false }
+
 func (h *fakeHandler) Committed() ingest.Offsets {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,0 +1,225 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/lake/iceberg"
+)
+
+// openTestLake opens a file:// lake with its SQLite catalog in dir.
+func openTestLake(t testing.TB, dir string) *iceberg.Lake {
+	t.Helper()
+	lk, err := iceberg.Open(context.Background(), iceberg.Config{Warehouse: "file://" + filepath.ToSlash(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	return lk
+}
+
+// lakeConfig is testConfig writing to lk, rotating small files often.
+func lakeConfig(t testing.TB, cfg ingest.Config, lk *iceberg.Lake, group string) ingest.Config {
+	cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: "quiver", Group: group, Topic: testTopic}
+	cfg.Rotate = lake.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
+	return cfg
+}
+
+// lakeContents reads an Iceberg table: its row count, how many times each
+// (partition, offset) pair occurs, and the offsets the table recorded.
+type lakeContents struct {
+	rows    int64
+	pairs   map[[2]int64]int
+	offsets map[int32]int64
+}
+
+func readLake(t testing.TB, lk *iceberg.Lake, table, partCol, offCol, group string) lakeContents {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := lk.Table(ctx, "quiver", table, nil, nil)
+	if err != nil {
+		t.Fatalf("load %s: %v", table, err)
+	}
+	c := lakeContents{pairs: map[[2]int64]int{}}
+	if c.offsets, err = tb.CommittedOffsets(ctx, group, testTopic); err != nil {
+		t.Fatal(err)
+	}
+	ice, err := tb.Iceberg(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := ice.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatalf("scan %s: %v", table, err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 4096)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		col := func(name string) arrow.Array {
+			idx := rec.Schema().FieldIndices(name)
+			if len(idx) == 0 {
+				t.Fatalf("%s: no column %s in %s", table, name, rec.Schema())
+			}
+			return rec.Column(idx[0])
+		}
+		parts, offs := col(partCol).(*array.Int32), col(offCol).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			c.pairs[[2]int64{int64(parts.Value(i)), offs.Value(i)}]++
+		}
+		c.rows += rec.NumRows()
+	}
+	return c
+}
+
+// checkExactlyOnce checks the main table holds exactly the messages
+// [0, n) less the bad ones, once each, and records every partition's end.
+func checkExactlyOnce(t testing.TB, lk *iceberg.Lake, group string, n int, parts int32, bad func(i int) bool) {
+	t.Helper()
+	c := readLake(t, lk, "events", ingest.ColPartition, ingest.ColOffset, group)
+	dl := readLake(t, lk, "events_dead_letters", "partition", "offset", group)
+	want := map[[2]int64]bool{}
+	wantDead := map[[2]int64]bool{}
+	for i := 0; i < n; i++ {
+		key := [2]int64{int64(int32(i) % parts), int64(i) / int64(parts)}
+		if bad != nil && bad(i) {
+			wantDead[key] = true
+		} else {
+			want[key] = true
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		got  lakeContents
+		want map[[2]int64]bool
+	}{{"events", c, want}, {"events_dead_letters", dl, wantDead}} {
+		dups, missing, extra := 0, 0, 0
+		for k, times := range tc.got.pairs {
+			if times > 1 {
+				dups += times - 1
+			}
+			if !tc.want[k] {
+				extra++
+			}
+		}
+		for k := range tc.want {
+			if tc.got.pairs[k] == 0 {
+				missing++
+			}
+		}
+		if dups+missing+extra > 0 || tc.got.rows != int64(len(tc.want)) {
+			t.Errorf("%s: %d rows for %d messages: %d duplicated, %d missing, %d unexpected", tc.name, tc.got.rows, len(tc.want), dups, missing, extra)
+		}
+	}
+	for p := int32(0); p < parts; p++ {
+		end := int64(n) / int64(parts)
+		if int64(n)%int64(parts) > int64(p) {
+			end++
+		}
+		if c.offsets[p] != end {
+			t.Errorf("partition %d: lake offset %d, want %d (all: %v)", p, c.offsets[p], end, c.offsets)
+		}
+		if dl.offsets[p] != end {
+			t.Errorf("partition %d: dead letters' lake offset %d, want %d", p, dl.offsets[p], end)
+		}
+	}
+}
+
+func TestPipeline_Lake(t *testing.T) {
+	const n, parts = 12000, 3
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	lk := openTestLake(t, filepath.Join(dir, "lake"))
+	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "lake")
+	values := flatValues(t, md, 0, n)
+	bad := func(i int) bool { return i%1000 == 7 }
+	for i := range values {
+		if bad(i) {
+			values[i] = []byte{0xff}
+		}
+	}
+	base := time.Date(2025, 2, 24, 20, 0, 0, 0, time.UTC)
+	produce(t, addrs, parts, values[:n/2], base)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(700 * time.Millisecond)
+		produce(t, addrs, parts, values[n/2:], base.Add(n/2*time.Second))
+	}()
+	rep := runUntilIdle(t, cfg, newSource(t, addrs, "lake"))
+	<-done
+	if rep.DuckDBFiles == 0 {
+		t.Errorf("no file rotated")
+	}
+	if segs, _ := lake.Sealed(cfg.DBPath); len(segs) != 0 {
+		t.Errorf("sealed segments left after a clean stop: %v", segs)
+	}
+	checkExactlyOnce(t, lk, "lake", n, parts, bad)
+
+	// A second run resumes from the lake's offsets: only new messages.
+	more := flatValues(t, md, n, n+3000)
+	for i := range more {
+		if bad(n + i) {
+			more[i] = []byte{0xff}
+		}
+	}
+	produce(t, addrs, parts, more, base.Add(n*time.Second))
+	runUntilIdle(t, cfg, newSource(t, addrs, "lake"))
+	checkExactlyOnce(t, lk, "lake", n+3000, parts, bad)
+}
+
+// TestPipeline_LakeThreeProcesses runs three pipelines, each with its own
+// database, in one group writing one lake, while messages arrive and the
+// group rebalances as they join and leave.
+func TestPipeline_LakeThreeProcesses(t *testing.T) {
+	const n, parts = 36000, 6
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	lk := openTestLake(t, filepath.Join(dir, "lake"))
+	values := flatValues(t, md, 0, n)
+	base := time.Date(2025, 2, 24, 20, 0, 0, 0, time.UTC)
+	produce(t, addrs, parts, values[:n/3], base)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 400 * time.Millisecond) // join one after another
+			cfg := lakeConfig(t, testConfig(t, md, filepath.Join(dir)), lk, "three")
+			cfg.DBPath = filepath.Join(dir, fmt.Sprintf("live%d.duckdb", i))
+			cfg.IdleExit = 4 * time.Second
+			p, err := ingest.New(cfg)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			_, errs[i] = p.Run(ctx, newSource(t, addrs, "three"))
+		}()
+	}
+	time.Sleep(time.Second)
+	produce(t, addrs, parts, values[n/3:2*n/3], base.Add(n/3*time.Second))
+	time.Sleep(time.Second)
+	produce(t, addrs, parts, values[2*n/3:], base.Add(2*n/3*time.Second))
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("pipeline %d: %v", i, err)
+		}
+	}
+	checkExactlyOnce(t, lk, "three", n, parts, nil)
+}

@@ -1,0 +1,289 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/lake/iceberg"
+)
+
+// LakeConfig sends rotated segments to Apache Iceberg tables instead of
+// local Parquet files (see the package documentation, "The lake").
+type LakeConfig struct {
+	// Lake is the open catalog and warehouse. Required.
+	Lake *iceberg.Lake
+	// Namespace holds the tables (<Namespace>.<Config.Table>, and the
+	// normalized and dead-letter tables beside it). Required.
+	Namespace string
+	// Group and Topic name the Kafka offsets each commit records. Required.
+	Group, Topic string
+	// PartitionBy is the main table's Iceberg partitioning; nil means
+	// day(_timestamp). The normalized table gets the same when it has the
+	// columns, and dead letters are partitioned by day(timestamp).
+	PartitionBy []iceberg.PartitionField
+}
+
+// errZombie fails a pipeline that found a partition it owns already
+// committed past its own rows by another writer: the group gave the
+// partition away without this process noticing (a missed session, a
+// paused process). A restart resumes it from the lake.
+var errZombie = errors.New("another writer committed a partition this process holds")
+
+// lakeCommitAttempts bounds how often one segment's commit to one table is
+// recomputed after the lake's offsets moved under it.
+const lakeCommitAttempts = 5
+
+// icebergSink commits sealed segments to Iceberg. Only partitions the
+// process owns are committed; the rows of the others are dropped, because
+// their owner consumes them again from the lake's offsets.
+type icebergSink struct {
+	cfg    LakeConfig
+	tables []sinkTable
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	owned map[int32]bool
+	ended map[int32]int64 // the main table's end offsets, as last seen
+}
+
+// sinkTable is one local table and the Iceberg table it goes to.
+type sinkTable struct {
+	local     string // table in the segment file
+	partCol   string // its Kafka partition column
+	ice       *iceberg.Table
+	isMain    bool
+	partition []iceberg.PartitionField
+}
+
+// newIcebergSink loads or creates the Iceberg tables for the pipeline's
+// local tables, evolving them to the schemas DuckDB gives their rows (in
+// which every column may be null).
+func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, error) {
+	lc := *cfg.Lake
+	if lc.PartitionBy == nil {
+		lc.PartitionBy = []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}
+	}
+	s := &icebergSink{cfg: lc, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
+	tables := []sinkTable{{local: cfg.Table, partCol: ColPartition, isMain: true, partition: lc.PartitionBy}}
+	if cfg.NormTable != "" {
+		tables = append(tables, sinkTable{local: cfg.NormTable, partCol: ColPartition,
+			partition: []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}})
+	}
+	tables = append(tables, sinkTable{local: cfg.DeadLetterTable, partCol: "partition",
+		partition: []iceberg.PartitionField{{Column: "timestamp", Transform: iceberg.Day}}})
+	conn, err := st.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	for i := range tables {
+		t := &tables[i]
+		rows, err := conn.Query(ctx, "SELECT * FROM "+engine.QuoteIdent(t.local)+" LIMIT 0")
+		if err != nil {
+			return nil, fmt.Errorf("read the schema of %s: %w", t.local, err)
+		}
+		schema := rows.Schema()
+		rows.Close()
+		ice, err := lc.Lake.Table(ctx, lc.Namespace, t.local, schema, t.partition)
+		if err != nil {
+			return nil, fmt.Errorf("%w: lake table %s.%s: %w", ErrConfig, lc.Namespace, t.local, err)
+		}
+		t.ice = ice
+	}
+	s.tables = tables
+	return s, nil
+}
+
+// ends returns the end offsets the main table has committed.
+func (s *icebergSink) ends(ctx context.Context) (map[int32]int64, error) {
+	ends, err := s.tables[0].ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	for p, n := range ends {
+		s.ended[p] = n
+	}
+	s.mu.Unlock()
+	return ends, nil
+}
+
+// committed returns the main table's end offsets as last seen, without
+// asking the catalog.
+func (s *icebergSink) committed() Offsets {
+	out := Offsets{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, n := range s.ended {
+		out.Set(s.cfg.Topic, p, n)
+	}
+	return out
+}
+
+// setOwned replaces the owned partition set.
+func (s *icebergSink) setOwned(parts map[int32]bool) {
+	s.mu.Lock()
+	s.owned = parts
+	s.mu.Unlock()
+}
+
+// ownedSet returns a copy of the owned partition set.
+func (s *icebergSink) ownedSet() map[int32]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int32]bool, len(s.owned))
+	for p := range s.owned {
+		out[p] = true
+	}
+	return out
+}
+
+// partRange is the offsets a segment holds of one partition: [start, end).
+type partRange struct{ start, end int64 }
+
+// Export commits seg's rows of the owned partitions to the lake and
+// deletes seg. A partition in tolerant whose rows the lake already has
+// past their start (another owner committed them) is dropped; any other
+// such partition fails the export with errZombie.
+func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+	return s.export(ctx, conn, seg, s.ownedSet(), nil)
+}
+
+func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Segment, owned, tolerant map[int32]bool) (lake.ExportStats, error) {
+	start := time.Now()
+	st := lake.ExportStats{Rows: map[string]int64{}}
+	if _, err := os.Stat(seg.Path); errors.Is(err, fs.ErrNotExist) {
+		return st, nil // committed and removed by an earlier call
+	}
+	alias := "quiver_lake_" + strings.ReplaceAll(seg.ID, "-", "_")
+	if _, err := conn.Exec(ctx, "ATTACH "+engine.QuoteString(seg.Path)+" AS "+engine.QuoteIdent(alias)+" (READ_ONLY)"); err != nil {
+		return st, fmt.Errorf("commit segment %s: attach: %w", seg.ID, err)
+	}
+	err := s.commitSegment(ctx, conn, alias, owned, tolerant, &st)
+	if _, derr := conn.Exec(context.WithoutCancel(ctx), "DETACH "+engine.QuoteIdent(alias)); derr != nil && err == nil {
+		err = fmt.Errorf("detach: %w", derr)
+	}
+	if err != nil {
+		return st, fmt.Errorf("commit segment %s: %w", seg.ID, err)
+	}
+	st.Bytes = seg.Size()
+	if err := seg.Remove(); err != nil {
+		return st, fmt.Errorf("commit segment %s: remove: %w", seg.ID, err)
+	}
+	st.Duration = time.Since(start)
+	lakeCommits.Inc()
+	lakeCommitSeconds.Observe(st.Duration.Seconds())
+	return st, nil
+}
+
+// commitSegment commits each table of the attached segment.
+func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alias string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
+	ranges, err := s.segmentRanges(ctx, conn, alias)
+	if err != nil {
+		return err
+	}
+	for _, t := range s.tables {
+		n, files, err := s.commitTable(ctx, conn, alias, t, ranges, owned, tolerant)
+		if err != nil {
+			return fmt.Errorf("to %s: %w", strings.Join(t.ice.Identifier(), "."), err)
+		}
+		st.Rows[t.local] = n
+		st.Files += files
+	}
+	return nil
+}
+
+// segmentRanges reads the offsets range of every partition of the topic
+// in the segment: from the position it started at (the smallest
+// next_offset, which the offsets log keeps) to the one it reached.
+func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alias string) (map[int32]partRange, error) {
+	rows, err := conn.Query(ctx, `SELECT "partition", min(next_offset), max(next_offset) FROM `+
+		engine.QuoteIdent(alias)+".main."+OffsetsTable+" WHERE topic = ? GROUP BY ALL", s.cfg.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("read offsets: %w", err)
+	}
+	defer rows.Close()
+	out := map[int32]partRange{}
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		parts, lo, hi := rec.Column(0).(*array.Int32), rec.Column(1).(*array.Int64), rec.Column(2).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out[parts.Value(i)] = partRange{lo.Value(i), hi.Value(i)}
+		}
+	}
+	return out, rows.Err()
+}
+
+// commitTable commits one table's rows of the owned partitions, fenced on
+// the table's own offsets, and returns the rows and files committed.
+func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias string, t sinkTable, ranges map[int32]partRange, owned, tolerant map[int32]bool) (int64, int, error) {
+	for attempt := 1; ; attempt++ {
+		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
+		if err != nil {
+			return 0, 0, err
+		}
+		off := iceberg.Offsets{Group: s.cfg.Group, Topic: s.cfg.Topic, Ranges: map[int32]iceberg.Range{}}
+		for p, r := range ranges {
+			if !owned[p] || r.end <= r.start {
+				continue
+			}
+			end, ok := ends[p]
+			switch {
+			case !ok:
+				off.Ranges[p] = iceberg.Range{Start: r.start, End: r.end, First: true}
+			case end == r.start:
+				off.Ranges[p] = iceberg.Range{Start: r.start, End: r.end}
+			case end == r.end:
+				// Committed before a crash that kept the segment.
+			case tolerant[p]:
+				s.log.Warn("dropping rows the lake already has from another writer",
+					"table", t.local, "partition", p, "from", r.start, "to", r.end, "lake_end", end)
+				lakeDroppedRanges.Inc()
+			default:
+				return 0, 0, fmt.Errorf("%w: partition %d is at offset %d in the lake, these rows cover [%d, %d)",
+					errZombie, p, end, r.start, r.end)
+			}
+		}
+		if len(off.Ranges) == 0 {
+			return 0, 0, nil
+		}
+		parts := make([]string, 0, len(off.Ranges))
+		for p := range off.Ranges {
+			parts = append(parts, fmt.Sprint(p))
+		}
+		sort.Strings(parts)
+		rows, err := conn.Query(ctx, "SELECT * FROM "+engine.QuoteIdent(alias)+".main."+engine.QuoteIdent(t.local)+
+			" WHERE "+engine.QuoteIdent(t.partCol)+" IN ("+strings.Join(parts, ", ")+")")
+		if err != nil {
+			return 0, 0, fmt.Errorf("read rows: %w", err)
+		}
+		res, err := t.ice.Commit(ctx, rows, off)
+		rows.Close()
+		if errors.Is(err, iceberg.ErrFenced) && attempt < lakeCommitAttempts {
+			continue // the lake moved: decide again on fresh offsets
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if t.isMain {
+			s.mu.Lock()
+			for p, r := range off.Ranges {
+				s.ended[p] = r.End
+			}
+			s.mu.Unlock()
+		}
+		return res.Rows, res.Files, nil
+	}
+}
