@@ -1,10 +1,16 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,6 +123,9 @@ func checkExactlyOnce(t testing.TB, lk *iceberg.Lake, group string, n int, parts
 				missing++
 			}
 		}
+		if missing > 0 {
+			t.Logf("%s: missing ranges: %s", tc.name, missingRanges(tc.got.pairs, tc.want))
+		}
 		if dups+missing+extra > 0 || tc.got.rows != int64(len(tc.want)) {
 			t.Errorf("%s: %d rows for %d messages: %d duplicated, %d missing, %d unexpected", tc.name, tc.got.rows, len(tc.want), dups, missing, extra)
 		}
@@ -222,4 +231,118 @@ func TestPipeline_LakeThreeProcesses(t *testing.T) {
 		}
 	}
 	checkExactlyOnce(t, lk, "three", n, parts, nil)
+}
+
+// TestIngest_LakeKill9ThreeProcesses runs three quiver ingest processes in
+// one group writing one lake, kills one of them with kill -9 five times at
+// random moments (each comes straight back, as a supervisor would restart
+// it), and checks the lake holds every message exactly once.
+func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
+	n := 120_000
+	if longTests {
+		n = 1_200_000
+	}
+	const parts = 6
+	bin := quiverBinary(t)
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	lakeDir := filepath.Join(dir, "lake")
+	args := func(i int, extra ...string) []string {
+		a := ingestArgs(addrs, "lake-kill", filepath.Join(dir, fmt.Sprintf("live%d.duckdb", i)), "",
+			"--lake", "file://"+filepath.ToSlash(lakeDir), "--batch-rows", "5000", "--rotate-mb", "2", "--rotate-age", "500ms")
+		return append(a, extra...)
+	}
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		const waves = 10 // n/waves divisible by parts, so message i lands in partition i % parts
+		for w := 0; w < waves; w++ {
+			produce(t, addrs, parts, flatValues(t, md, w*n/waves, (w+1)*n/waves), time.Unix(1_740_000_000+int64(w*n/waves), 0))
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+
+	procs := make([]*exec.Cmd, 3)
+	outs := make([]*bytes.Buffer, 3)
+	for i := range procs {
+		procs[i], outs[i] = startIngest(t, bin, args(i))
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill schedule seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	for k := 0; k < 5; k++ {
+		time.Sleep(time.Duration(400+rng.IntN(1600)) * time.Millisecond)
+		i := rng.IntN(3)
+		if err := procs[i].Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = procs[i].Wait()
+		t.Logf("kill -9 #%d: process %d", k+1, i)
+		if testing.Verbose() {
+			t.Logf("its output:\n%s", outs[i])
+		}
+		procs[i], outs[i] = startIngest(t, bin, args(i))
+	}
+	<-produced
+	// Stop the three cleanly, then one last run of each drains the rest.
+	for i, p := range procs {
+		_ = p.Process.Signal(syscall.SIGTERM)
+		if err := p.Wait(); err != nil || testing.Verbose() {
+			t.Logf("process %d at SIGTERM: %v\n%s", i, err, outs[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd, out := startIngest(t, bin, args(i, "--idle-exit", "4s"))
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("final run %d: %v\n%s", i, err, out)
+				} else if testing.Verbose() {
+					t.Logf("final run %d:\n%s", i, out)
+				}
+			case <-time.After(4 * time.Minute):
+				_ = cmd.Process.Kill()
+				t.Errorf("final run %d did not finish\n%s", i, out)
+			}
+		}()
+	}
+	wg.Wait()
+	lk := openTestLake(t, lakeDir)
+	checkExactlyOnce(t, lk, "lake-kill", n, parts, nil)
+}
+
+// missingRanges describes the (partition, offset) pairs of want that got
+// lacks, as runs of offsets per partition.
+func missingRanges(got map[[2]int64]int, want map[[2]int64]bool) string {
+	byPart := map[int64][]int64{}
+	for k := range want {
+		if got[k] == 0 {
+			byPart[k[0]] = append(byPart[k[0]], k[1])
+		}
+	}
+	var out []string
+	for p, offs := range byPart {
+		slices.Sort(offs)
+		start, prev := offs[0], offs[0]
+		for _, o := range offs[1:] {
+			if o != prev+1 {
+				out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
+				start = o
+			}
+			prev = o
+		}
+		out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
+	}
+	slices.Sort(out)
+	if len(out) > 20 {
+		out = append(out[:20], "…")
+	}
+	return strings.Join(out, " ")
 }

@@ -206,11 +206,27 @@ func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alia
 }
 
 // segmentRanges reads the offsets range of every partition of the topic
-// in the segment: from the position it started at (the smallest
-// next_offset, which the offsets log keeps) to the one it reached.
+// in the segment: from the position it started at to the one it reached.
+// The start is the smallest next_offset of the offsets log, which holds
+// the position the file started from (carried from the file before it, or
+// the lake's when the partition was assigned); for a partition the lake
+// has never seen there is no such row, and the start is its first row's
+// offset.
 func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alias string) (map[int32]partRange, error) {
-	rows, err := conn.Query(ctx, `SELECT "partition", min(next_offset), max(next_offset) FROM `+
-		engine.QuoteIdent(alias)+".main."+OffsetsTable+" WHERE topic = ? GROUP BY ALL", s.cfg.Topic)
+	db := engine.QuoteIdent(alias) + ".main."
+	firsts := make([]string, 0, len(s.tables))
+	for _, t := range s.tables {
+		off := ColOffset
+		if t.partCol != ColPartition {
+			off = "offset"
+		}
+		firsts = append(firsts, fmt.Sprintf("SELECT %s AS p, min(%s) AS lo, NULL::BIGINT AS hi FROM %s%s GROUP BY 1",
+			engine.QuoteIdent(t.partCol), engine.QuoteIdent(off), db, engine.QuoteIdent(t.local)))
+	}
+	sql := `SELECT p, min(lo), max(hi) FROM (SELECT "partition" AS p, min(next_offset) AS lo, max(next_offset) AS hi FROM ` +
+		db + OffsetsTable + " WHERE topic = " + engine.QuoteString(s.cfg.Topic) + " GROUP BY 1 UNION ALL " +
+		strings.Join(firsts, " UNION ALL ") + ") GROUP BY p HAVING max(hi) IS NOT NULL"
+	rows, err := conn.Query(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("read offsets: %w", err)
 	}
