@@ -48,6 +48,13 @@ func TestIngestCLI_Errors(t *testing.T) {
 		{"unknown topic", replace(base(), "--topic", "nope"), `topic "nope" does not exist`},
 		{"reserved column", replace(base(), "--table", "_quiver_x"), "reserved"},
 		{"bad partition column", append(base("--export-dir", filepath.Join(dir, "lake")), "--partition-by", "d=year(nope)"), "partition keys"},
+		{"lake and export dir", base("--lake", "file://"+dir+"/lake", "--export-dir", filepath.Join(dir, "x")), "--lake and --export-dir cannot be used together"},
+		{"lake with two clients", base("--lake", "file://"+dir+"/lake", "--kafka-clients", "2"), "--kafka-clients 1"},
+		{"catalog without lake", base("--catalog", "sqlite:///x.db"), "--catalog needs --lake"},
+		{"relative lake", base("--lake", "file://lake"), "use file:///absolute/dir or s3://bucket/prefix"},
+		{"lake scheme", base("--lake", "gs://b/p"), "use file:///absolute/dir or s3://bucket/prefix"},
+		{"lake partition transform", base("--lake", "file://"+dir+"/lake", "--partition-by", "month(_timestamp)"), "unknown transform"},
+		{"lake partition expression", base("--lake", "file://"+dir+"/lake", "--partition-by", "d=year(_timestamp)"), "has no Iceberg transform"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/quiverdata/quiver/lake/iceberg"
@@ -36,6 +37,9 @@ func (f *lakeFlags) register(fs *flag.FlagSet) {
 func (f *lakeFlags) config() (iceberg.Config, error) {
 	if f.lake == "" {
 		return iceberg.Config{}, usagef("--lake is required: file:///dir or s3://bucket/prefix")
+	}
+	if !strings.HasPrefix(f.lake, "file:///") && !strings.HasPrefix(f.lake, "s3://") {
+		return iceberg.Config{}, usagef("--lake %q: use file:///absolute/dir or s3://bucket/prefix", f.lake)
 	}
 	if f.namespace == "" {
 		return iceberg.Config{}, usagef("--namespace is empty")
