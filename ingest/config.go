@@ -96,6 +96,10 @@ type Config struct {
 	// Lake, when set, commits rotated files to Iceberg tables, exactly
 	// once across processes, instead of exporting them to ExportDir.
 	Lake *LakeConfig
+	// LakeMaxBacklog pauses consumption while more sealed files than this
+	// wait for the lake (the object store or catalog is down or slow), and
+	// resumes it once half of them are committed (4).
+	LakeMaxBacklog int
 	// Rotate says when the live file rotates; it needs ExportDir or Lake.
 	// With either and a zero policy, files rotate at 4 GiB or 1 hour.
 	Rotate lake.Policy
@@ -168,6 +172,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if (c.ExportDir != "" || c.Lake != nil) && !c.Rotate.Enabled() {
 		c.Rotate = lake.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
+	}
+	if c.LakeMaxBacklog <= 0 {
+		c.LakeMaxBacklog = 4
 	}
 	if c.PartitionBy == nil {
 		c.PartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)

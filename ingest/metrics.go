@@ -48,7 +48,11 @@ var (
 	})
 	pausedGauge = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_ingest_paused",
-		Help: "1 while consumption is paused by the disk guard.",
+		Help: "1 while consumption is paused: the disk guard, or the lake is behind or failing.",
+	})
+	pausesTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_pauses_total",
+		Help: "Pauses of consumption that ended (disk guard or lake).",
 	})
 	recordsPerSecond = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_ingest_records_per_second",

@@ -179,7 +179,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 		}
 	}()
 	goHelper(p.reportLoop)
-	if g := p.diskGuard(); g.Enabled() {
+	if g := p.diskGuard(); g.Enabled() || p.sink != nil {
 		p.checkDisk(g)
 		goHelper(p.diskLoop)
 	}

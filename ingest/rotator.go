@@ -11,8 +11,12 @@ import (
 	"github.com/quiverdata/quiver/lake"
 )
 
-// exportRetry is how long a failed export waits before it is tried again.
-const exportRetry = 10 * time.Second
+// exportRetryMin and exportRetryMax bound the wait before a failed export
+// is tried again; it doubles after each failure in a row.
+const (
+	exportRetryMin = time.Second
+	exportRetryMax = 30 * time.Second
+)
 
 // rotator decides when the live file rotates, rotates it, and exports the
 // sealed files in its own goroutine. Rotation waits while an export runs,
@@ -33,11 +37,12 @@ type rotator struct {
 	exportMu sync.Mutex
 	rotMu    sync.Mutex
 
-	mu    sync.Mutex
-	hold  bool           // the background exporter waits (lake: until the first assignment)
-	queue []lake.Segment // sealed segments waiting for export
-	busy  bool           // the exporter owns queue[0] and a connection
-	wake  chan struct{}
+	mu      sync.Mutex
+	lastErr error          // of the last failed export; nil once one succeeds
+	hold    bool           // the background exporter waits (lake: until the first assignment)
+	queue   []lake.Segment // sealed segments waiting for export
+	busy    bool           // the exporter owns queue[0] and a connection
+	wake    chan struct{}
 
 	files    int
 	bytes    int64
@@ -132,8 +137,15 @@ func (r *rotator) stats() (int, int64, time.Duration) {
 // runExports exports queued segments until ctx is done. A failed export is
 // retried; the segment stays on disk until it succeeds.
 func (r *rotator) runExports(ctx context.Context) {
+	wait := exportRetryMin
 	for {
 		done, err := r.exportNext(ctx)
+		r.mu.Lock()
+		r.lastErr = err
+		r.mu.Unlock()
+		if err == nil {
+			wait = exportRetryMin
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return
@@ -143,12 +155,13 @@ func (r *rotator) runExports(ctx context.Context) {
 			return
 		case err != nil:
 			lakeCommitErrors.Inc()
-			r.log.Error("export failed; will retry", "err", err)
+			r.log.Error("export failed; will retry", "in", wait, "err", err)
 			select {
-			case <-time.After(exportRetry):
+			case <-time.After(wait):
 			case <-ctx.Done():
 				return
 			}
+			wait = min(2*wait, exportRetryMax)
 		case done:
 			select {
 			case <-r.wake:
@@ -177,6 +190,13 @@ func (r *rotator) exportNext(ctx context.Context) (done bool, err error) {
 	}
 	r.pop()
 	return false, nil
+}
+
+// backlog returns how many sealed files wait, and the last export error.
+func (r *rotator) backlog() (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue), r.lastErr
 }
 
 // unhold lets the background exporter run.

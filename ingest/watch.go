@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -108,24 +109,59 @@ func (p *Pipeline) diskGuard() lake.DiskGuard {
 	return g
 }
 
-// checkDisk pauses or resumes consumption as the guard says.
+// checkDisk pauses or resumes consumption as the disk guard and, with a
+// lake, the backlog of files waiting for it say.
 func (p *Pipeline) checkDisk(g lake.DiskGuard) {
-	st := g.Check(p.paused.Load())
+	paused := p.paused.Load()
+	var st lake.DiskStatus
+	if g.Enabled() {
+		st = g.Check(paused)
+	}
+	over, reason := st.Over, st.Reason
+	if p.sink != nil && !over {
+		over, reason = p.lakeBehind(paused)
+	}
 	switch {
-	case st.Over && !p.paused.Load():
-		p.log.Warn("pausing consumption: disk limit reached", "reason", st.Reason)
+	case over && !paused:
+		p.log.Warn("pausing consumption", "reason", reason)
 		p.setPaused(true)
-	case !st.Over && p.paused.Load():
+	case !over && paused:
 		p.log.Info("resuming consumption", "used_MB", st.Used>>20, "free_MB", st.Free>>20)
+		pausesTotal.Inc()
 		p.setPaused(false)
 	}
 }
 
-// diskLoop checks the disk every two seconds (Run checks once before the
-// source starts).
+// lakeBehind reports whether consumption should pause for the lake: more
+// sealed files wait than Config.LakeMaxBacklog, or the lake refuses them
+// (the last export failed) while the live file is already due to rotate.
+// A paused pipeline resumes once an export succeeded and at most half the
+// backlog is left.
+func (p *Pipeline) lakeBehind(paused bool) (bool, string) {
+	n, lastErr := p.rotator.backlog()
+	limit := p.cfg.LakeMaxBacklog
+	var why string
+	switch {
+	case paused && (lastErr != nil || n > limit/2):
+		why = fmt.Sprintf("%d sealed files wait for the lake", n)
+	case n > limit:
+		why = fmt.Sprintf("%d sealed files wait for the lake (at most %d)", n, limit)
+	case lastErr != nil && p.rotator.policy.Due(p.store.size(), p.store.age()):
+		why = "the live file is due to rotate but the lake refuses the file before it"
+	default:
+		return false, ""
+	}
+	if lastErr != nil {
+		why += "; the object store or catalog fails: " + lastErr.Error()
+	}
+	return true, why
+}
+
+// diskLoop checks the disk and the lake backlog every two seconds (Run
+// checks once before the source starts).
 func (p *Pipeline) diskLoop(ctx context.Context) {
 	g := p.diskGuard()
-	if !g.Enabled() {
+	if !g.Enabled() && p.sink == nil {
 		return
 	}
 	t := time.NewTicker(2 * time.Second)
