@@ -43,6 +43,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		table        = fs.String("table", "", "table receiving one row per message (required)")
 		exportDir    = fs.String("export-dir", "", "directory for Parquet exports of rotated database files; enables rotation")
 		lf           lakeFlags
+		lakeBacklog  = fs.Int("lake-max-backlog", 4, "with --lake, pause consumption while more rotated files than this wait for the lake")
 		batchRows    = fs.Int("batch-rows", ingest.DefaultBatchRows, "messages per insert batch")
 		flushEvery   = fs.Duration("flush-interval", 2*time.Second, "insert a partial batch after it waited this long")
 		decoders     = fs.Int("decoders", 0, "decoder goroutines (0: one per CPU)")
@@ -104,7 +105,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	case withLake && *clients != 1:
 		return usagef("--lake runs one consumer per process (--kafka-clients 1); start more processes to scale out")
 	case !withLake:
-		for _, f := range []string{"catalog", "namespace", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
+		for _, f := range []string{"catalog", "namespace", "lake-max-backlog", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
 			if set[f] {
 				return usagef("--%s needs --lake", f)
 			}
@@ -210,6 +211,10 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("open the lake: %w", err)
 		}
 		defer lk.Close()
+		if *lakeBacklog < 1 {
+			return usagef("--lake-max-backlog must be at least 1")
+		}
+		cfg.LakeMaxBacklog = *lakeBacklog
 		cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: lf.namespace, Group: *group, Topic: *topic, PartitionBy: lakeParts}
 	}
 	if *reportEvery == 0 {
