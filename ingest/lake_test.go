@@ -16,6 +16,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/lake"
@@ -345,4 +347,90 @@ func missingRanges(got map[[2]int64]int, want map[[2]int64]bool) string {
 		out = append(out[:20], "…")
 	}
 	return strings.Join(out, " ")
+}
+
+// TestIngest_RestartReclaimsPartitions ingests a topic, kills quiver ingest
+// with kill -9 three times in a row, and checks the next start reaches the
+// end of the topic, with the group's Kafka offsets caught up, within 15 s:
+// the restarted process rejoins as the same static member and gets its
+// partitions back at once, and commits to Kafka the positions it stored.
+// The group keeps franz-go's 45 s session timeout, so a process that had
+// to wait for its dead predecessors to time out would take far longer.
+func TestIngest_RestartReclaimsPartitions(t *testing.T) {
+	for _, mode := range []string{"duckdb", "lake"} {
+		t.Run(mode, func(t *testing.T) {
+			const n, parts = 100_000, 4
+			bin := quiverBinary(t)
+			addrs := startCluster(t, parts)
+			md := compile(t, "Flat")
+			dir := t.TempDir()
+			group := "restart-" + mode
+			var extra []string
+			if mode == "lake" {
+				extra = []string{"--lake", "file://" + filepath.ToSlash(filepath.Join(dir, "lake")), "--rotate-age", "500ms"}
+			}
+			args := ingestArgs(addrs, group, filepath.Join(dir, "live.duckdb"), "", append(extra, "--session-timeout", "45s")...)
+			produce(t, addrs, parts, flatValues(t, md, 0, n), time.Unix(1_740_000_000, 0))
+
+			cmd, out := startIngest(t, bin, args)
+			waitCaughtUp(t, addrs, group, n, 60*time.Second, out)
+			for k := 0; k < 3; k++ {
+				if k > 0 {
+					cmd, out = startIngest(t, bin, args)
+					time.Sleep(time.Second)
+				}
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				_ = cmd.Wait()
+			}
+			produce(t, addrs, parts, flatValues(t, md, n, n+parts*1000), time.Unix(1_740_000_000+n, 0))
+			start := time.Now()
+			cmd, out = startIngest(t, bin, args)
+			waitCaughtUp(t, addrs, group, n+parts*1000, 15*time.Second, out)
+			t.Logf("caught up %s after the restart that followed three kill -9s", time.Since(start).Round(10*time.Millisecond))
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("stop: %v\n%s", err, out)
+			}
+			if mode == "lake" {
+				checkExactlyOnce(t, openTestLake(t, filepath.Join(dir, "lake")), group, n+parts*1000, parts, nil)
+			} else {
+				verifyExactlyOnceIDs(t, n+parts*1000, filepath.Join(dir, "live.duckdb"))
+			}
+		})
+	}
+}
+
+// waitCaughtUp waits until the group's committed Kafka offsets add up to
+// total, failing the test after limit.
+func waitCaughtUp(t *testing.T, addrs []string, group string, total int, limit time.Duration, out *bytes.Buffer) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(limit)
+	var sum int64
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		offs, err := adm.FetchOffsets(ctx, group)
+		cancel()
+		if err == nil {
+			sum = 0
+			offs.Each(func(o kadm.OffsetResponse) { sum += o.At })
+			if sum >= int64(total) {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("group %s committed %d of %d offsets after %s\n%s", group, sum, total, limit, out)
+}
+
+// verifyExactlyOnceIDs checks a database and its sealed files hold the
+// messages [0, n) once each.
+func verifyExactlyOnceIDs(t *testing.T, n int, db string) {
+	t.Helper()
+	verifyExactlyOnce(t, n, []string{db}, "")
 }
