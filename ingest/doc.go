@@ -74,4 +74,46 @@
 // make that process consume the last batch again; the _partition and
 // _offset columns identify such rows. Static membership (a stable instance
 // id) makes a restarted process get its partitions back instead.
+//
+// # The lake
+//
+// With Config.Lake, sealed files go to Apache Iceberg tables instead of
+// Parquet files: <namespace>.<table>, and the dead-letter and normalized
+// tables beside it. The local DuckDB file is then only a buffer, and the
+// lake is the one shared, fenced commit point of every process in the
+// group. Each commit appends a sealed file's rows of some partitions and
+// records, in the snapshot's summary, the group's end offset of every
+// partition (package lake/iceberg). It succeeds only if each partition's
+// rows start where the table's committed end for that partition is, so
+// the same offsets can never be committed twice, whoever tries.
+//
+// Which rows a process commits:
+//
+//  1. A file's range for a partition starts at the smallest next_offset
+//     of its offsets log (compaction keeps it): the position carried from
+//     the file before it, or the lake's, written when the partition was
+//     assigned. For a partition the lake has never seen, it starts at its
+//     first row.
+//  2. Only partitions the process owns are committed. Rows of others are
+//     dropped: their owner resumes them from the lake's offsets, and so
+//     consumes them itself.
+//  3. On assignment, the process flushes, seals the live file, and commits
+//     every sealed file for what it owns then, the new partitions included:
+//     rows of a new partition whose start the lake has already passed came
+//     from an earlier ownership and are dropped. Then the new partitions
+//     resume at the lake's offsets, which win over Kafka's.
+//  4. On revocation and on a clean stop, it flushes, seals and commits
+//     before it lets the partitions go; lost partitions are dropped.
+//  5. If the lake has passed the start of a partition the process owns,
+//     another writer holds that partition (this process missed its session
+//     and the group moved on): the pipeline stops, and a restart resumes
+//     from the lake.
+//
+// A kill -9 at any moment leaves the rows either committed, with their
+// offsets, or in local files whose range the lake has not passed, which
+// the next owner of each partition commits or drops by rule 3. Several
+// tables are committed one after the other, each fenced on its own
+// offsets; a crash between them leaves the file on disk, and the redo
+// skips the tables that already have it. Without a lake, several processes
+// in one group are not exactly once across a moved partition (see above).
 package ingest
