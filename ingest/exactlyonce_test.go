@@ -310,6 +310,9 @@ func TestIngest_TwoProcessesOneGroup(t *testing.T) {
 		}
 		t.Logf("process %s:\n%s", p.name, p.out.String())
 	}
+	if !strings.Contains(outA.String()+outB.String(), "other processes share this consumer group") {
+		t.Errorf("neither process warned that the group is shared without a lake")
+	}
 	for _, db := range []string{dbA, dbB} {
 		if got := one(t, []string{db}, "SELECT count(*) FROM db0.events"); got == "0" {
 			t.Errorf("%s ingested nothing: the partitions were not shared", filepath.Base(db))

@@ -389,7 +389,30 @@ func (m *member) onAssigned(ctx context.Context, _ *kgo.Client, added map[string
 	m.mu.Unlock()
 	if len(added) > 0 {
 		m.log.Info("partitions assigned", "partitions", added)
+		if !m.h.StoredWins() {
+			go m.warnSharedGroup(ctx)
+		}
 	}
+}
+
+// warnSharedGroup warns when members outside this process share the group
+// while positions live in this process's own database: a partition that
+// moves to another process then restarts from Kafka's committed offset,
+// which can lag what this process stored, so rows can be ingested twice.
+func (m *member) warnSharedGroup(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	groups, err := kadm.NewClient(m.cl).DescribeGroups(ctx, m.s.cfg.group)
+	if err != nil {
+		return
+	}
+	g, ok := groups[m.s.cfg.group]
+	if !ok || len(g.Members) <= m.s.cfg.clients {
+		return
+	}
+	m.log.Warn("other processes share this consumer group, but without --lake each keeps its offsets in its own database: "+
+		"a partition that moves between processes can be ingested twice; use --lake for exactly once across processes",
+		"group", m.s.cfg.group, "members", len(g.Members), "in_this_process", m.s.cfg.clients)
 }
 
 // onRevoked makes the pipeline commit everything delivered, commits the
