@@ -32,7 +32,7 @@ test: deps s3
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
 # the 2M-message exactly-once Kafka test.
 long-test: deps
-	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9' ./flightsql/ ./ingest/
+	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

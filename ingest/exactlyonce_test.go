@@ -341,3 +341,79 @@ func logState(t *testing.T, db, exportDir string) {
 		t.Logf("parquet: %v", query(t, nil, fmt.Sprintf("SELECT count(*), count(DISTINCT (_partition, _offset)), min(_offset), max(_offset) FROM read_parquet('%s')", glob)))
 	}
 }
+
+// TestIngest_LongSharedGroupWithoutLake shows what --lake is for: three
+// processes in one group, each with its own database and no lake, two of
+// them killed with kill -9 while partitions move between them. Each
+// process keeps its offsets in its own database, so a moved partition
+// restarts from Kafka's committed offset, which can lag what the dead
+// process had stored: rows can be ingested twice. The test logs the
+// figures and checks that nothing is lost and that the processes warned.
+func TestIngest_LongSharedGroupWithoutLake(t *testing.T) {
+	if !longTests {
+		t.Skip("QUIVER_LONG_TESTS=1 runs it (make long-test)")
+	}
+	const n, parts = 300_000, 6
+	bin := quiverBinary(t)
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	dbs := []string{filepath.Join(dir, "a.duckdb"), filepath.Join(dir, "b.duckdb"), filepath.Join(dir, "c.duckdb")}
+	args := func(i int, extra ...string) []string {
+		return ingestArgs(addrs, "shared-nolake", dbs[i], "", append([]string{"--batch-rows", "5000", "--instance-id", "none"}, extra...)...)
+	}
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for w := 0; w < 10; w++ {
+			produce(t, addrs, parts, flatValues(t, md, w*n/10, (w+1)*n/10), time.Now())
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
+	procs := make([]*exec.Cmd, 3)
+	outs := make([]*bytes.Buffer, 3)
+	for i := range procs {
+		procs[i], outs[i] = startIngest(t, bin, args(i))
+	}
+	var warned bool
+	for k, i := range []int{1, 2} {
+		time.Sleep(1500 * time.Millisecond)
+		_ = procs[i].Process.Signal(syscall.SIGKILL)
+		_ = procs[i].Wait()
+		warned = warned || strings.Contains(outs[i].String(), "other processes share this consumer group")
+		t.Logf("kill -9 #%d: process %d", k+1, i)
+		time.Sleep(7 * time.Second) // past the 6 s session: its partitions move
+		procs[i], outs[i] = startIngest(t, bin, args(i))
+	}
+	<-produced
+	for i, p := range procs {
+		_ = p.Process.Signal(syscall.SIGTERM)
+		_ = p.Wait()
+		warned = warned || strings.Contains(outs[i].String(), "other processes share this consumer group")
+	}
+	var wg sync.WaitGroup
+	for i := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd, out := startIngest(t, bin, args(i, "--idle-exit", "4s"))
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("final run %d: %v\n%s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	var parts2 []string
+	for i := range dbs {
+		parts2 = append(parts2, fmt.Sprintf("SELECT _partition, _offset FROM db%d.events", i))
+	}
+	all := "(" + strings.Join(parts2, " UNION ALL ") + ")"
+	got := query(t, dbs, "SELECT count(*), count(DISTINCT (_partition, _offset)) FROM "+all)
+	t.Logf("without a lake, 3 processes, 2 kill -9s: %s rows for %s distinct messages (%d produced)", got[0][0], got[0][1], n)
+	if got[0][1] != fmt.Sprint(n) {
+		t.Errorf("distinct messages: got %s, want %d (lost rows)", got[0][1], n)
+	}
+	if !warned {
+		t.Errorf("no process warned that the group is shared without a lake")
+	}
+}
