@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,24 +14,26 @@ import (
 )
 
 func init() {
-	register("lake", "look after an Iceberg lake: snapshots, gc", func() command { return &lakeCmd{} })
+	register("lake", "look after an Iceberg lake: snapshots, gc, compact, expire-snapshots", func() command { return &lakeCmd{} })
 }
 
 type lakeCmd struct{}
 
 // lakeSubcommands are quiver lake's verbs.
 var lakeSubcommands = map[string]func(ctx context.Context, args []string) error{
-	"snapshots": lakeSnapshots,
-	"gc":        lakeGC,
+	"snapshots":        lakeSnapshots,
+	"gc":               lakeGC,
+	"compact":          lakeCompact,
+	"expire-snapshots": lakeExpireSnapshots,
 }
 
 func (lakeCmd) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		return usagef("usage: quiver lake snapshots|gc --lake URI [--catalog URI] [--namespace NS] --table T")
+		return usagef("usage: quiver lake snapshots|gc|compact|expire-snapshots --lake URI [--catalog URI] [--namespace NS] --table T")
 	}
 	run, ok := lakeSubcommands[args[0]]
 	if !ok {
-		return usagef("unknown lake command %q: use snapshots or gc", args[0])
+		return usagef("unknown lake command %q: use snapshots, gc, compact or expire-snapshots", args[0])
 	}
 	return run(ctx, args[1:])
 }
@@ -142,5 +145,106 @@ func lakeGC(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("delete orphans: %w", err)
 	}
+	return nil
+}
+
+// lakeCompact rewrites the table's small data files into large ones, per
+// partition, in one replace snapshot that keeps the Kafka offsets.
+func lakeCompact(ctx context.Context, args []string) error {
+	targetMB, minFiles := 128, 2
+	lk, t, err := openLakeTable(ctx, "compact", args, func(fs *flag.FlagSet) {
+		fs.Var(intAtLeast{&targetMB, 1}, "target-mb", "size of the files written, in MiB; smaller files are rewritten")
+		fs.Var(intAtLeast{&minFiles, 1}, "min-files", "rewrite a partition only if it has at least this many small files")
+	})
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	res, err := t.Compact(ctx, iceberg.CompactOptions{TargetFileBytes: int64(targetMB) << 20, MinInputFiles: minFiles})
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	fmt.Fprintf(stdout, "data files before: %d (%d bytes)\n", res.FilesBefore, res.BytesBefore)
+	fmt.Fprintf(stdout, "data files after:  %d (%d bytes)\n", res.FilesAfter, res.BytesAfter)
+	if res.SnapshotID == 0 {
+		fmt.Fprintf(stdout, "nothing to compact: no partition has %d or more files under %d MiB\n", minFiles, targetMB)
+		return nil
+	}
+	fmt.Fprintf(stdout, "rewrote %d files (%d bytes, %d rows) into %d files (%d bytes) in %d groups: snapshot %d\n",
+		res.RewrittenFiles, res.RewrittenBytes, res.Rows, res.AddedFiles, res.AddedBytes, res.Groups, res.SnapshotID)
+	return nil
+}
+
+// lakeExpireSnapshots removes old snapshots, and the files only they
+// reference, keeping the newest ones and the Kafka offsets readable.
+func lakeExpireSnapshots(ctx context.Context, args []string) error {
+	olderThan, retainLast := 24*time.Hour, 10
+	lk, t, err := openLakeTable(ctx, "expire-snapshots", args, func(fs *flag.FlagSet) {
+		fs.Var(durationAtLeast{&olderThan, 0}, "older-than", "expire snapshots older than this")
+		fs.Var(intAtLeast{&retainLast, 1}, "retain-last", "always keep this many of the newest snapshots, the current one included")
+	})
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	res, err := t.ExpireSnapshots(ctx, olderThan, retainLast)
+	if err == nil || len(res.Expired) > 0 {
+		// On an error after the commit, the expiry stands.
+		fmt.Fprintf(stdout, "expired %d snapshots, %d left; deleted %d files\n", len(res.Expired), res.Retained, len(res.DeletedFiles))
+	}
+	if err != nil {
+		return fmt.Errorf("expire snapshots: %w", err)
+	}
+	return nil
+}
+
+// intAtLeast is an int flag that refuses values below min, so that a bad
+// value is a usage error before the lake is opened.
+type intAtLeast struct {
+	v   *int
+	min int
+}
+
+func (f intAtLeast) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.v)
+}
+
+func (f intAtLeast) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	if n < f.min {
+		return fmt.Errorf("%d is below the minimum of %d", n, f.min)
+	}
+	*f.v = n
+	return nil
+}
+
+// durationAtLeast is a duration flag that refuses values below min.
+type durationAtLeast struct {
+	v   *time.Duration
+	min time.Duration
+}
+
+func (f durationAtLeast) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return f.v.String()
+}
+
+func (f durationAtLeast) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 24h or 90m", s)
+	}
+	if d < f.min {
+		return fmt.Errorf("%v is below the minimum of %v", d, f.min)
+	}
+	*f.v = d
 	return nil
 }

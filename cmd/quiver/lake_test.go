@@ -123,3 +123,115 @@ func TestLake_UsageErrors(t *testing.T) {
 		t.Errorf("missing table: exit %d, %q; want 1 and a clear error", code, errOut)
 	}
 }
+
+// TestLake_CompactAndExpire commits five small batches, then checks quiver
+// lake compact rewrites them into one file with the rows and offsets
+// unchanged, and expire-snapshots drops the old snapshots and the small
+// files while the offsets stay readable.
+func TestLake_CompactAndExpire(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	uri := "file://" + filepath.ToSlash(dir)
+	lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	tbl, err := lk.Table(ctx, "quiver", "events", schema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var small []string
+	for i := int64(0); i < 5; i++ {
+		rdr := lakeRecords(mem, i*10, i*10+10)
+		files, err := tbl.Write(ctx, rdr)
+		rdr.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		small = append(small, files.Paths()...)
+		r := iceberg.Range{Start: i * 10, End: i*10 + 10, First: i == 0}
+		if _, err := tbl.CommitFiles(ctx, files, iceberg.Offsets{Group: "g", Topic: "events", Ranges: map[int32]iceberg.Range{0: r}}); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+
+	code, out, errOut := runQuiver(t, "lake", "compact", "--lake", uri, "--table", "events")
+	t.Logf("compact:\n%s", out)
+	if code != 0 || !strings.Contains(out, "data files before: 5 (") || !strings.Contains(out, "data files after:  1 (") ||
+		!strings.Contains(out, "rewrote 5 files") {
+		t.Fatalf("compact: exit %d, %s%s; want 5 files before and 1 after", code, out, errOut)
+	}
+	code, out, errOut = runQuiver(t, "lake", "compact", "--lake", uri, "--table", "events", "--target-mb", "64", "--min-files", "2")
+	if code != 0 || !strings.Contains(out, "nothing to compact") || !strings.Contains(out, "data files after:  1 (") {
+		t.Fatalf("compact again: exit %d, %s%s; want nothing to compact", code, out, errOut)
+	}
+	offsets, err := tbl.CommittedOffsets(ctx, "g", "events")
+	if err != nil || offsets[0] != 50 {
+		t.Fatalf("offsets after compaction = %v, %v; want partition 0 at 50", offsets, err)
+	}
+
+	// Nothing is a day old: the defaults expire nothing.
+	code, out, errOut = runQuiver(t, "lake", "expire-snapshots", "--lake", uri, "--table", "events")
+	if code != 0 || !strings.Contains(out, "expired 0 snapshots, 6 left") {
+		t.Fatalf("expire-snapshots: exit %d, %s%s; want nothing expired", code, out, errOut)
+	}
+	code, out, errOut = runQuiver(t, "lake", "expire-snapshots", "--lake", uri, "--table", "events", "--older-than", "0s", "--retain-last", "2")
+	t.Logf("expire-snapshots:\n%s", out)
+	if code != 0 || !strings.Contains(out, "expired 4 snapshots, 2 left") {
+		t.Fatalf("expire-snapshots: exit %d, %s%s; want 4 expired and 2 left", code, out, errOut)
+	}
+	offsets, err = tbl.CommittedOffsets(ctx, "g", "events")
+	if err != nil || offsets[0] != 50 {
+		t.Fatalf("offsets after expiry = %v, %v; want partition 0 at 50", offsets, err)
+	}
+	// The last append is still kept as the compaction's parent, so its
+	// file stays; the four before it are gone.
+	code, out, errOut = runQuiver(t, "lake", "expire-snapshots", "--lake", uri, "--table", "events", "--older-than", "0s", "--retain-last", "1")
+	if code != 0 || !strings.Contains(out, "expired 1 snapshots, 1 left") {
+		t.Fatalf("expire-snapshots --retain-last 1: exit %d, %s%s", code, out, errOut)
+	}
+	for _, p := range small {
+		if _, err := os.Stat(strings.TrimPrefix(p, "file://")); !os.IsNotExist(err) {
+			t.Errorf("small file %s is still there after expiry (%v)", p, err)
+		}
+	}
+	ice, err := tbl.Iceberg(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ice.CurrentSnapshot().Summary.Properties["total-records"]; got != "50" {
+		t.Errorf("rows after compaction and expiry: got %s, want 50", got)
+	}
+}
+
+func TestLake_MaintenanceUsageErrors(t *testing.T) {
+	uri := "file://" + filepath.ToSlash(t.TempDir())
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lake", "compact", "--table", "t"}, "--lake is required"},
+		{[]string{"lake", "compact", "--lake", uri}, "--table is required"},
+		{[]string{"lake", "compact", "--lake", uri, "--table", "t", "--target-mb", "0"}, "below the minimum of 1"},
+		{[]string{"lake", "compact", "--lake", uri, "--table", "t", "--min-files", "x"}, "not a whole number"},
+		{[]string{"lake", "expire-snapshots", "--lake", uri, "--table", "t", "--retain-last", "0"}, "below the minimum of 1"},
+		{[]string{"lake", "expire-snapshots", "--lake", uri, "--table", "t", "--older-than", "-1h"}, "below the minimum"},
+		{[]string{"lake", "expire-snapshots", "--lake", uri, "--table", "t", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runQuiver(t, tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("quiver %v: exit %d, %q; want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	for _, cmd := range []string{"compact", "expire-snapshots"} {
+		code, _, errOut := runQuiver(t, "lake", cmd, "--lake", uri, "--table", "nope")
+		if code != 1 || !strings.Contains(errOut, "does not exist") {
+			t.Errorf("%s of a missing table: exit %d, %q; want 1 and a clear error", cmd, code, errOut)
+		}
+	}
+}
