@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -236,9 +238,14 @@ func TestPipeline_LakeThreeProcesses(t *testing.T) {
 }
 
 // TestIngest_LakeKill9ThreeProcesses runs three quiver ingest processes in
-// one group writing one lake, kills one of them with kill -9 five times at
-// random moments (each comes straight back, as a supervisor would restart
-// it), and checks the lake holds every message exactly once.
+// one group writing one lake. It kills one of them with kill -9 five times
+// at random moments (each comes straight back, as a supervisor would
+// restart it), then makes one crash itself at each step of a lake commit
+// (after the upload, after the main table's commit, before the local file
+// is deleted, and during an assignment), and checks the lake holds every
+// message exactly once. The long run (make long-test) writes 1.2M
+// messages to a lake on a real S3 server, and, with QUIVER_PYTHON naming a
+// Python that has pyiceberg, reads it back with pyiceberg too.
 func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 	n := 120_000
 	if longTests {
@@ -249,11 +256,31 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
-	lakeDir := filepath.Join(dir, "lake")
+	lakeArgs := []string{"--lake", "file://" + filepath.ToSlash(filepath.Join(dir, "lake"))}
+	var env []string
+	var s3cfg *iceberg.Config
+	if longTests {
+		sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"lake"}})
+		catalog := "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db"))
+		lakeArgs = []string{"--lake", "s3://lake/kill", "--catalog", catalog, "--s3-endpoint", sw.S3URL, "--s3-path-style", "--s3-region", sw.Region}
+		env = []string{"AWS_ACCESS_KEY_ID=" + sw.AccessKey, "AWS_SECRET_ACCESS_KEY=" + sw.SecretKey}
+		s3cfg = &iceberg.Config{Warehouse: "s3://lake/kill", CatalogURI: catalog, S3: iceberg.S3Config{
+			Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
+	}
 	args := func(i int, extra ...string) []string {
 		a := ingestArgs(addrs, "lake-kill", filepath.Join(dir, fmt.Sprintf("live%d.duckdb", i)), "",
-			"--lake", "file://"+filepath.ToSlash(lakeDir), "--batch-rows", "5000", "--rotate-mb", "2", "--rotate-age", "500ms")
+			append(lakeArgs, "--batch-rows", "5000", "--rotate-mb", "2", "--rotate-age", "500ms")...)
 		return append(a, extra...)
+	}
+	start := func(i int, extraEnv ...string) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(bin, args(i)...)
+		cmd.Env = append(append(os.Environ(), env...), extraEnv...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out
 	}
 	produced := make(chan struct{})
 	go func() {
@@ -261,14 +288,38 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		const waves = 10 // n/waves divisible by parts, so message i lands in partition i % parts
 		for w := 0; w < waves; w++ {
 			produce(t, addrs, parts, flatValues(t, md, w*n/waves, (w+1)*n/waves), time.Unix(1_740_000_000+int64(w*n/waves), 0))
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(1500 * time.Millisecond) // crashes and kills land while messages flow
 		}
 	}()
 
 	procs := make([]*exec.Cmd, 3)
 	outs := make([]*bytes.Buffer, 3)
 	for i := range procs {
-		procs[i], outs[i] = startIngest(t, bin, args(i))
+		procs[i], outs[i] = start(i)
+	}
+	// Crashes at each step of a lake commit, one process at a time. Killing
+	// a process also makes the others take its partitions over, so the
+	// assignment crash lands during a rebalance.
+	for k, point := range []string{"lake-after-upload", "lake-after-commit", "lake-before-delete", "lake-during-assign"} {
+		i := k % 3
+		_ = procs[i].Process.Signal(syscall.SIGKILL)
+		_ = procs[i].Wait()
+		cmd, out := start(i, ingest.CrashEnv+"="+point)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+			if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() && st.Signal() == syscall.SIGKILL {
+				t.Logf("process %d crashed at %s", i, point)
+			} else {
+				t.Errorf("process %d did not crash at %s: %v\n%s", i, point, cmd.ProcessState, out)
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Errorf("process %d never reached %s\n%s", i, point, out)
+		}
+		procs[i], outs[i] = start(i)
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill schedule seed %d", seed)
@@ -281,12 +332,10 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		}
 		_ = procs[i].Wait()
 		t.Logf("kill -9 #%d: process %d", k+1, i)
-		if testing.Verbose() {
-			t.Logf("its output:\n%s", outs[i])
-		}
-		procs[i], outs[i] = startIngest(t, bin, args(i))
+		procs[i], outs[i] = start(i)
 	}
 	<-produced
+	time.Sleep(2 * time.Second) // the last ones started have set up their signal handling
 	// Stop the three cleanly, then one last run of each drains the rest.
 	for i, p := range procs {
 		_ = p.Process.Signal(syscall.SIGTERM)
@@ -299,54 +348,65 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd, out := startIngest(t, bin, args(i, "--idle-exit", "4s"))
+			cmd := exec.Command(bin, args(i, "--idle-exit", "4s")...)
+			cmd.Env = append(os.Environ(), env...)
+			out := &bytes.Buffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Error(err)
+				return
+			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
 			case err := <-done:
 				if err != nil {
 					t.Errorf("final run %d: %v\n%s", i, err, out)
-				} else if testing.Verbose() {
-					t.Logf("final run %d:\n%s", i, out)
 				}
-			case <-time.After(4 * time.Minute):
+			case <-time.After(6 * time.Minute):
 				_ = cmd.Process.Kill()
 				t.Errorf("final run %d did not finish\n%s", i, out)
 			}
 		}()
 	}
 	wg.Wait()
-	lk := openTestLake(t, lakeDir)
+	var lk *iceberg.Lake
+	if s3cfg != nil {
+		var err error
+		if lk, err = iceberg.Open(context.Background(), *s3cfg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { lk.Close() })
+	} else {
+		lk = openTestLake(t, filepath.Join(dir, "lake"))
+	}
 	checkExactlyOnce(t, lk, "lake-kill", n, parts, nil)
+	if py := os.Getenv("QUIVER_PYTHON"); py != "" && s3cfg != nil {
+		checkWithPyiceberg(t, py, *s3cfg, n)
+	}
 }
 
-// missingRanges describes the (partition, offset) pairs of want that got
-// lacks, as runs of offsets per partition.
-func missingRanges(got map[[2]int64]int, want map[[2]int64]bool) string {
-	byPart := map[int64][]int64{}
-	for k := range want {
-		if got[k] == 0 {
-			byPart[k[0]] = append(byPart[k[0]], k[1])
-		}
+// checkWithPyiceberg reads the table with pyiceberg and checks it holds
+// ids 0..n-1 once each.
+func checkWithPyiceberg(t *testing.T, python string, cfg iceberg.Config, n int) {
+	t.Helper()
+	script := `
+import sys
+from pyiceberg.catalog.sql import SqlCatalog
+uri, endpoint, region, key, secret, n = sys.argv[1:7]
+cat = SqlCatalog("quiver", uri=uri, **{"s3.endpoint": endpoint, "s3.region": region,
+    "s3.access-key-id": key, "s3.secret-access-key": secret})
+ids = cat.load_table("quiver.events").scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
+ok = len(ids) == int(n) and set(ids) == set(range(int(n)))
+print(f"pyiceberg read {len(ids)} rows, {len(set(ids))} distinct ids")
+sys.exit(0 if ok else 1)
+`
+	out, err := exec.Command(python, "-c", script, cfg.CatalogURI, cfg.S3.Endpoint, cfg.S3.Region,
+		cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey, fmt.Sprint(n)).CombinedOutput()
+	t.Logf("%s", bytes.TrimSpace(out))
+	if err != nil {
+		t.Errorf("pyiceberg check: %v", err)
 	}
-	var out []string
-	for p, offs := range byPart {
-		slices.Sort(offs)
-		start, prev := offs[0], offs[0]
-		for _, o := range offs[1:] {
-			if o != prev+1 {
-				out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
-				start = o
-			}
-			prev = o
-		}
-		out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
-	}
-	slices.Sort(out)
-	if len(out) > 20 {
-		out = append(out[:20], "…")
-	}
-	return strings.Join(out, " ")
 }
 
 // TestIngest_RestartReclaimsPartitions ingests a topic, kills quiver ingest
@@ -433,4 +493,33 @@ func waitCaughtUp(t *testing.T, addrs []string, group string, total int, limit t
 func verifyExactlyOnceIDs(t *testing.T, n int, db string) {
 	t.Helper()
 	verifyExactlyOnce(t, n, []string{db}, "")
+}
+
+// missingRanges describes the (partition, offset) pairs of want that got
+// lacks, as runs of offsets per partition.
+func missingRanges(got map[[2]int64]int, want map[[2]int64]bool) string {
+	byPart := map[int64][]int64{}
+	for k := range want {
+		if got[k] == 0 {
+			byPart[k[0]] = append(byPart[k[0]], k[1])
+		}
+	}
+	var out []string
+	for p, offs := range byPart {
+		slices.Sort(offs)
+		start, prev := offs[0], offs[0]
+		for _, o := range offs[1:] {
+			if o != prev+1 {
+				out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
+				start = o
+			}
+			prev = o
+		}
+		out = append(out, fmt.Sprintf("p%d[%d,%d]", p, start, prev))
+	}
+	slices.Sort(out)
+	if len(out) > 20 {
+		out = append(out[:20], "…")
+	}
+	return strings.Join(out, " ")
 }

@@ -179,6 +179,7 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 		return st, fmt.Errorf("commit segment %s: %w", seg.ID, err)
 	}
 	st.Bytes = seg.Size()
+	crashPoint("lake-before-delete")
 	if err := seg.Remove(); err != nil {
 		return st, fmt.Errorf("commit segment %s: remove: %w", seg.ID, err)
 	}
@@ -285,8 +286,13 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 		if err != nil {
 			return 0, 0, fmt.Errorf("read rows: %w", err)
 		}
-		res, err := t.ice.Commit(ctx, rows, off)
+		files, err := t.ice.Write(ctx, rows)
 		rows.Close()
+		if err != nil {
+			return 0, 0, err
+		}
+		crashPoint("lake-after-upload")
+		res, err := t.ice.CommitFiles(ctx, files, off)
 		if errors.Is(err, iceberg.ErrFenced) && attempt < lakeCommitAttempts {
 			continue // the lake moved: decide again on fresh offsets
 		}
@@ -299,6 +305,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 				s.ended[p] = r.End
 			}
 			s.mu.Unlock()
+			crashPoint("lake-after-commit")
 		}
 		return res.Rows, res.Files, nil
 	}

@@ -31,6 +31,7 @@ func (p *Pipeline) lakeAssigned(ctx context.Context, topic string, parts []int32
 	if err != nil {
 		return fmt.Errorf("commit held rows of assigned partitions: %w", err)
 	}
+	crashPoint("lake-during-assign")
 	ends, err := p.sink.ends(ctx)
 	if err != nil {
 		return fmt.Errorf("read the lake's offsets: %w", err)
