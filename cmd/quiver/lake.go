@@ -85,6 +85,7 @@ func lakeSnapshots(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stderr, "table %s, metadata %s\n", strings.Join(tbl.Identifier(), "."), tbl.MetadataLocation())
 	snaps := tbl.Metadata().Snapshots()
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i].SequenceNumber < snaps[j].SequenceNumber })
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
