@@ -12,8 +12,8 @@ import (
 // the process kill itself with SIGKILL the Nth time it reaches POINT (1
 // when N is left out), as a kill -9 landing exactly there would. The
 // points are the steps of a lake commit: lake-after-upload (data files
-// written, not committed), lake-after-commit (the main table committed,
-// the other tables not yet), lake-before-delete (all committed, the local
+// written, not committed), lake-after-commit (the first table committed,
+// the main one not yet), lake-before-delete (all committed, the local
 // file not yet deleted), and lake-during-assign (held rows committed on an
 // assignment, the new positions not yet set).
 const CrashEnv = "QUIVER_CRASH_AT"

@@ -96,7 +96,7 @@ func readLake(t testing.TB, lk *iceberg.Lake, table, partCol, offCol, group stri
 // [0, n) less the bad ones, once each, and records every partition's end.
 func checkExactlyOnce(t testing.TB, lk *iceberg.Lake, group string, n int, parts int32, bad func(i int) bool) {
 	t.Helper()
-	c := readLake(t, lk, "events", ingest.ColPartition, ingest.ColOffset, group)
+	c := readLake(t, lk, "events", ingest.LakeColPartition, ingest.ColOffset, group)
 	dl := readLake(t, lk, "events_dead_letters", "partition", "offset", group)
 	want := map[[2]int64]bool{}
 	wantDead := map[[2]int64]bool{}

@@ -35,6 +35,11 @@ type LakeConfig struct {
 	PartitionBy []iceberg.PartitionField
 }
 
+// LakeColPartition is the Kafka partition column's name in the lake's
+// main and normalized tables. Iceberg reserves _partition for a metadata
+// column, and Spark refuses to read a table that has a column of that name.
+const LakeColPartition = "_kafka_partition"
+
 // errZombie fails a pipeline that found a partition it owns already
 // committed past its own rows by another writer: the group gave the
 // partition away without this process noticing (a missed session, a
@@ -62,6 +67,8 @@ type icebergSink struct {
 type sinkTable struct {
 	local     string // table in the segment file
 	partCol   string // its Kafka partition column
+	offCol    string // and offset column
+	columns   string // the select list that reads it for the lake
 	ice       *iceberg.Table
 	isMain    bool
 	partition []iceberg.PartitionField
@@ -76,13 +83,17 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 		lc.PartitionBy = []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}
 	}
 	s := &icebergSink{cfg: lc, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
-	tables := []sinkTable{{local: cfg.Table, partCol: ColPartition, isMain: true, partition: lc.PartitionBy}}
+	renamed := "* RENAME (" + engine.QuoteIdent(ColPartition) + " AS " + engine.QuoteIdent(LakeColPartition) + ")"
+	// The main table goes last: its end offsets are where a partition
+	// resumes, so every other table is at or past them even after a crash
+	// between two tables' commits.
+	tables := []sinkTable{{local: cfg.DeadLetterTable, partCol: "partition", offCol: "offset", columns: "*",
+		partition: []iceberg.PartitionField{{Column: "timestamp", Transform: iceberg.Day}}}}
 	if cfg.NormTable != "" {
-		tables = append(tables, sinkTable{local: cfg.NormTable, partCol: ColPartition,
+		tables = append(tables, sinkTable{local: cfg.NormTable, partCol: ColPartition, offCol: ColOffset, columns: renamed,
 			partition: []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}})
 	}
-	tables = append(tables, sinkTable{local: cfg.DeadLetterTable, partCol: "partition",
-		partition: []iceberg.PartitionField{{Column: "timestamp", Transform: iceberg.Day}}})
+	tables = append(tables, sinkTable{local: cfg.Table, partCol: ColPartition, offCol: ColOffset, columns: renamed, isMain: true, partition: lc.PartitionBy})
 	conn, err := st.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -90,7 +101,7 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 	defer conn.Release()
 	for i := range tables {
 		t := &tables[i]
-		rows, err := conn.Query(ctx, "SELECT * FROM "+engine.QuoteIdent(t.local)+" LIMIT 0")
+		rows, err := conn.Query(ctx, "SELECT "+t.columns+" FROM "+engine.QuoteIdent(t.local)+" LIMIT 0")
 		if err != nil {
 			return nil, fmt.Errorf("read the schema of %s: %w", t.local, err)
 		}
@@ -108,7 +119,7 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 
 // ends returns the end offsets the main table has committed.
 func (s *icebergSink) ends(ctx context.Context) (map[int32]int64, error) {
-	ends, err := s.tables[0].ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
+	ends, err := s.tables[len(s.tables)-1].ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
 	if err != nil {
 		return nil, err
 	}
@@ -195,13 +206,16 @@ func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alia
 	if err != nil {
 		return err
 	}
-	for _, t := range s.tables {
+	for i, t := range s.tables {
 		n, files, err := s.commitTable(ctx, conn, alias, t, ranges, owned, tolerant)
 		if err != nil {
 			return fmt.Errorf("to %s: %w", strings.Join(t.ice.Identifier(), "."), err)
 		}
 		st.Rows[t.local] = n
 		st.Files += files
+		if i == 0 {
+			crashPoint("lake-after-commit")
+		}
 	}
 	return nil
 }
@@ -217,12 +231,8 @@ func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alia
 	db := engine.QuoteIdent(alias) + ".main."
 	firsts := make([]string, 0, len(s.tables))
 	for _, t := range s.tables {
-		off := ColOffset
-		if t.partCol != ColPartition {
-			off = "offset"
-		}
 		firsts = append(firsts, fmt.Sprintf("SELECT %s AS p, min(%s) AS lo, NULL::BIGINT AS hi FROM %s%s GROUP BY 1",
-			engine.QuoteIdent(t.partCol), engine.QuoteIdent(off), db, engine.QuoteIdent(t.local)))
+			engine.QuoteIdent(t.partCol), engine.QuoteIdent(t.offCol), db, engine.QuoteIdent(t.local)))
 	}
 	sql := `SELECT p, min(lo), max(hi) FROM (SELECT "partition" AS p, min(next_offset) AS lo, max(next_offset) AS hi FROM ` +
 		db + OffsetsTable + " WHERE topic = " + engine.QuoteString(s.cfg.Topic) + " GROUP BY 1 UNION ALL " +
@@ -252,6 +262,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 			return 0, 0, err
 		}
 		off := iceberg.Offsets{Group: s.cfg.Group, Topic: s.cfg.Topic, Ranges: map[int32]iceberg.Range{}}
+		var where []string
 		for p, r := range ranges {
 			if !owned[p] || r.end <= r.start {
 				continue
@@ -260,29 +271,34 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 			switch {
 			case !ok:
 				off.Ranges[p] = iceberg.Range{Start: r.start, End: r.end, First: true}
-			case end == r.start:
-				off.Ranges[p] = iceberg.Range{Start: r.start, End: r.end}
-			case end == r.end:
-				// Committed before a crash that kept the segment.
+				where = append(where, fmt.Sprintf("%s = %d", engine.QuoteIdent(t.partCol), p))
+			case end >= r.end:
+				// The table has these rows already: committed before a crash
+				// that kept the file, or, for a table committed before the
+				// main one, before a crash between the two.
+				if end > r.end && !tolerant[p] {
+					s.log.Warn("the lake is ahead of this process's rows of a partition it owns",
+						"table", t.local, "partition", p, "rows_to", r.end, "lake_end", end)
+				}
+			case end >= r.start:
+				// The rows from end on are new to the table.
+				off.Ranges[p] = iceberg.Range{Start: end, End: r.end}
+				where = append(where, fmt.Sprintf("(%s = %d AND %s >= %d)", engine.QuoteIdent(t.partCol), p, engine.QuoteIdent(t.offCol), end))
 			case tolerant[p]:
-				s.log.Warn("dropping rows the lake already has from another writer",
+				s.log.Warn("dropping rows of an earlier ownership that the lake has moved past",
 					"table", t.local, "partition", p, "from", r.start, "to", r.end, "lake_end", end)
 				lakeDroppedRanges.Inc()
 			default:
-				return 0, 0, fmt.Errorf("%w: partition %d is at offset %d in the lake, these rows cover [%d, %d)",
-					errZombie, p, end, r.start, r.end)
+				return 0, 0, fmt.Errorf("%w: partition %d is at offset %d in %s, but these rows start at %d",
+					errZombie, p, end, t.local, r.start)
 			}
 		}
 		if len(off.Ranges) == 0 {
 			return 0, 0, nil
 		}
-		parts := make([]string, 0, len(off.Ranges))
-		for p := range off.Ranges {
-			parts = append(parts, fmt.Sprint(p))
-		}
-		sort.Strings(parts)
-		rows, err := conn.Query(ctx, "SELECT * FROM "+engine.QuoteIdent(alias)+".main."+engine.QuoteIdent(t.local)+
-			" WHERE "+engine.QuoteIdent(t.partCol)+" IN ("+strings.Join(parts, ", ")+")")
+		sort.Strings(where)
+		rows, err := conn.Query(ctx, "SELECT "+t.columns+" FROM "+engine.QuoteIdent(alias)+".main."+engine.QuoteIdent(t.local)+
+			" WHERE "+strings.Join(where, " OR "))
 		if err != nil {
 			return 0, 0, fmt.Errorf("read rows: %w", err)
 		}
@@ -305,7 +321,6 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 				s.ended[p] = r.End
 			}
 			s.mu.Unlock()
-			crashPoint("lake-after-commit")
 		}
 		return res.Rows, res.Files, nil
 	}
