@@ -47,11 +47,10 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-sql-driver/mysql"
 	"github.com/uptrace/bun/driver/pgdriver"
 
-	// The S3 file system registers itself with iceberg-go's IO registry.
-	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	// A pure-Go SQLite driver, registered as "sqlite". A cgo SQLite would
 	// link a second copy of the SQLite C symbols next to DuckDB's.
 	_ "modernc.org/sqlite"
@@ -124,7 +123,12 @@ type S3Config struct {
 
 // Lake is an open catalog over a warehouse. It is safe for concurrent use.
 type Lake struct {
+	// cat is the catalog the lake works through: base, or for an S3
+	// warehouse base wrapped so that all its S3 traffic shares one
+	// connection pool (see sharedIO).
 	cat       catalog.Catalog
+	base      catalog.Catalog
+	aws       *aws.Config // shared by all S3 file IO; nil for a local warehouse
 	name      string
 	warehouse string
 	props     iceberg.Properties
@@ -173,16 +177,28 @@ func Open(ctx context.Context, cfg Config) (*Lake, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cat, err := openCatalog(cctx, name, catURI, cfg, props)
+	// One AWS config, and with it one HTTP connection pool, for all the
+	// S3 file IO of the lake; see sharedIO.
+	var awsCfg *aws.Config
+	if wh.localDir == "" {
+		if awsCfg, err = newSharedAWSConfig(ctx, props); err != nil {
+			return nil, fmt.Errorf("iceberg: S3 configuration for warehouse %s: %w", wh.uri, err)
+		}
+	}
+
+	cat, err := openCatalog(withAWS(cctx, awsCfg), name, catURI, cfg, props)
 	if err != nil {
 		return nil, err
 	}
-	l := &Lake{cat: cat, name: name, warehouse: wh.uri, props: props}
+	l := &Lake{cat: cat, base: cat, aws: awsCfg, name: name, warehouse: wh.uri, props: props}
+	if awsCfg != nil {
+		l.cat = &sharedIO{Catalog: cat, aws: awsCfg}
+	}
 
 	// A REST catalog owns its warehouse and may hand out credentials of
 	// its own, so the bucket is checked only for the other catalogs.
 	if wh.localDir == "" && !isREST(catURI) {
-		if err := checkWarehouse(cctx, wh, props); err != nil {
+		if err := checkWarehouse(withAWS(cctx, awsCfg), wh, props); err != nil {
 			_ = l.Close()
 			return nil, err
 		}
@@ -190,17 +206,20 @@ func Open(ctx context.Context, cfg Config) (*Lake, error) {
 	return l, nil
 }
 
-// Close releases the catalog's connections.
+// Close releases the catalog's connections and the idle S3 connections.
 func (l *Lake) Close() error {
-	if c, ok := l.cat.(catalog.Closer); ok {
+	defer closeIdle(l.aws)
+	if c, ok := l.base.(catalog.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
 
 // Catalog returns the underlying iceberg-go catalog, for operations this
-// package does not wrap.
-func (l *Lake) Catalog() catalog.Catalog { return l.cat }
+// package does not wrap. The tables it loads are iceberg-go's own, whose
+// S3 file IO opens a new connection pool for each operation unless the
+// context carries an AWS config (iceberg-go's utils.WithAwsConfig).
+func (l *Lake) Catalog() catalog.Catalog { return l.base }
 
 // Warehouse returns the warehouse URI the lake was opened with.
 func (l *Lake) Warehouse() string { return l.warehouse }

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -669,6 +672,115 @@ func TestOrphansAfterFailedCommit(t *testing.T) {
 	again, err := tb.Orphans(ctx, 0)
 	if err != nil || len(again.Files) != 0 {
 		t.Fatalf("orphans after delete = %v, %v", again, err)
+	}
+}
+
+func TestOrphansBeforeAnyData(t *testing.T) {
+	ctx := context.Background()
+	mem := newAlloc(t)
+	dir := t.TempDir()
+	l := openLake(t, dir)
+	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "name"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "ns.db", "t", "data")
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Fatalf("data directory of a new table: %v, want it not to exist yet", err)
+	}
+	orphans, err := tb.Orphans(ctx, 0)
+	if err != nil {
+		t.Fatalf("Orphans of a table without data: %v", err)
+	}
+	if len(orphans.Files) != 0 || orphans.TotalBytes != 0 {
+		t.Fatalf("orphans of a table without data = %+v, want none", orphans)
+	}
+	if deleted, err := orphans.Delete(ctx); err != nil || len(deleted) != 0 {
+		t.Fatalf("Delete of no orphans = %v, %v", deleted, err)
+	}
+
+	// The first files, of a writer that dies before its commit, are found
+	// and deleted as usual.
+	files, err := tb.Write(ctx, reader(t, mem, rowsFrom(0, 8, time.Date(2026, 8, 10, 0, 0, 0, 0, time.UTC))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	orphans, err = tb.Orphans(ctx, 0)
+	if err != nil || len(orphans.Files) != files.Len() {
+		t.Fatalf("Orphans = %+v, %v; want the %d uncommitted files", orphans, err, files.Len())
+	}
+	if deleted, err := orphans.Delete(ctx); err != nil || len(deleted) != files.Len() {
+		t.Fatalf("Delete = %v, %v; want %d files", deleted, err, files.Len())
+	}
+	if again, err := tb.Orphans(ctx, 0); err != nil || len(again.Files) != 0 {
+		t.Fatalf("orphans after Delete = %+v, %v; want none", again, err)
+	}
+}
+
+// vanishingFS lists its directories but fails to read the one named gone,
+// as an object store does for a prefix whose last object was just deleted.
+type vanishingFS struct {
+	fstest.MapFS
+	gone string
+}
+
+func (v vanishingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name == v.gone {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return v.MapFS.ReadDir(name)
+}
+
+// vanishingIO is a listable iceberg-go IO over a vanishingFS.
+type vanishingIO struct{ fsys vanishingFS }
+
+func (v vanishingIO) Open(name string) (iceio.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: errors.ErrUnsupported}
+}
+func (v vanishingIO) Remove(string) error { return errors.ErrUnsupported }
+func (v vanishingIO) WalkDir(root string, fn fs.WalkDirFunc) error {
+	return fs.WalkDir(v.fsys, root, fn)
+}
+
+func TestOrphanListingSkipsMissingDirectories(t *testing.T) {
+	raw := vanishingIO{vanishingFS{MapFS: fstest.MapFS{
+		"data/a/1.parquet":    {Data: []byte("x")},
+		"data/gone/2.parquet": {Data: []byte("y")},
+		"data/z/3.parquet":    {Data: []byte("z")},
+	}, gone: "data/gone"}}
+	walk := func(fsys iceio.IO, root string) ([]string, error) {
+		var files []string
+		err := fsys.(iceio.ListableIO).WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				if _, err := d.Info(); err != nil {
+					return err
+				}
+				files = append(files, path)
+			}
+			return nil
+		})
+		return files, err
+	}
+	if _, err := walk(raw, "data"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("walking the raw IO = %v, want the not-exist error the skipping IO must hide", err)
+	}
+	fsF := skipMissingDirs(func(context.Context) (iceio.IO, error) { return raw, nil })
+	fsys, err := fsF(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := walk(fsys, "data")
+	if err != nil || !slices.Equal(files, []string{"data/a/1.parquet", "data/z/3.parquet"}) {
+		t.Fatalf("walk = %v, %v; want the files outside the vanished directory", files, err)
+	}
+	for _, root := range []string{"nothing", "data/gone"} {
+		if files, err := walk(fsys, root); err != nil || len(files) != 0 {
+			t.Fatalf("walk of missing %s = %v, %v; want nothing", root, files, err)
+		}
 	}
 }
 

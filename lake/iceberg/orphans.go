@@ -47,6 +47,8 @@ func DataLocation(tbl *table.Table) string {
 // olderThan well above the longest commit (a day is the usual choice for
 // a shared table). The listing and the check against the table's
 // manifests are iceberg-go's; nothing is deleted until [Orphans.Delete].
+// Directories that do not exist are skipped: a table without data files
+// has no orphans.
 func (t *Table) Orphans(ctx context.Context, olderThan time.Duration) (*Orphans, error) {
 	if olderThan < 0 {
 		return nil, fmt.Errorf("iceberg: orphan age %v is negative", olderThan)
@@ -55,7 +57,11 @@ func (t *Table) Orphans(ctx context.Context, olderThan time.Duration) (*Orphans,
 	if err != nil {
 		return nil, err
 	}
-	plan, err := tbl.PlanOrphanFiles(ctx,
+	// iceberg-go's listing stops at a directory that does not exist; plan
+	// on a copy of the table whose file IO skips such directories. The
+	// plan is executed on the table itself.
+	planTbl := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), skipMissingDirs(tbl.FS), nil)
+	plan, err := planTbl.PlanOrphanFiles(ctx,
 		table.WithLocation(DataLocation(tbl)),
 		table.WithFilesOlderThan(olderThan))
 	if err != nil {

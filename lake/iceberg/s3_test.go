@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -549,20 +552,13 @@ func TestLake_S3Errors(t *testing.T) {
 	}
 }
 
-// s3Orphans returns the orphans of tb with no age limit.
-//
-// Orphans currently fails when a directory under the data location does
-// not exist: before the first data file is written, and on SeaweedFS,
-// which keeps listing a directory whose last object was deleted as an
-// empty prefix that cannot be opened. Until Table.Orphans tolerates that,
-// such a failure skips the test instead of failing it; remove the skip
-// once it is fixed.
+// s3Orphans returns the orphans of tb with no age limit. Before the first
+// data file is written the data location does not exist, and SeaweedFS
+// keeps listing a directory whose last object was deleted, for a while,
+// as an empty prefix that cannot be opened: Orphans must skip both.
 func s3Orphans(t *testing.T, tb *Table) *Orphans {
 	t.Helper()
 	o, err := tb.Orphans(context.Background(), 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("known issue, Orphans fails on a missing directory: %v", err)
-	}
 	if err != nil {
 		t.Fatalf("Orphans: %v", err)
 	}
@@ -624,4 +620,115 @@ func s3OrphansAfterEmptiedPartition(t *testing.T, open func(t *testing.T) *Lake)
 		t.Fatalf("orphans after Delete = %+v, want none", o.Files)
 	}
 	s3CheckRows(t, tb, s3DayRows(0, 5, day))
+}
+
+// s3OpenConns counts the TCP connections this process holds open to port
+// on the loopback interface: the sockets among its file descriptors whose
+// remote end is that port. Linux only; elsewhere the test is skipped.
+func s3OpenConns(t *testing.T, port int) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list the process's file descriptors: %v", err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		target, err := os.Readlink("/proc/self/fd/" + fd.Name())
+		if err != nil {
+			continue // closed since the listing
+		}
+		if inode, ok := strings.CutPrefix(target, "socket:["); ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			if table == "/proc/self/net/tcp" {
+				t.Skipf("cannot read the TCP socket table: %v", err)
+			}
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+			f := strings.Fields(line)
+			if len(f) < 10 || !inodes[f[9]] {
+				continue
+			}
+			_, remPort, ok := strings.Cut(f[2], ":")
+			if !ok {
+				continue
+			}
+			if p, err := strconv.ParseInt(remPort, 16, 32); err == nil && int(p) == port {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestLake_S3ConnectionsBounded commits many times in one process and
+// checks that the S3 connections it keeps open stay few: every table
+// load and commit must reuse one HTTP connection pool rather than leave
+// the idle connections of a fresh client behind (iceberg-go builds a new
+// S3 client for each operation; see sharedIO).
+func TestLake_S3ConnectionsBounded(t *testing.T) {
+	s3HermeticEnv(t)
+	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
+	u, err := url.Parse(sw.S3URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("S3 endpoint %s has no port: %v", sw.S3URL, err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) Config
+	}{
+		{"sql catalog", func(t *testing.T) Config {
+			return Config{Warehouse: "s3://quiver-lake/lake", CatalogURI: "sqlite:///" + t.TempDir() + "/catalog.db", S3: seaweedS3(sw)}
+		}},
+		{"rest catalog", func(t *testing.T) Config {
+			return Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL,
+				RESTCredential: sw.AccessKey + ":" + sw.SecretKey, S3: seaweedS3(sw)}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s3CommitsWithBoundedConns(t, s3OpenLake(t, tc.cfg(t)), port)
+		})
+	}
+}
+
+// s3CommitsWithBoundedConns commits 30 times to a table of l and fails if
+// the process then holds more than a few connections to the S3 port.
+func s3CommitsWithBoundedConns(t *testing.T, l *Lake, port int) {
+	ctx := context.Background()
+	mem := newAlloc(t)
+	tb, err := l.Table(ctx, "kafka.raw", "conns", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
+	if err != nil {
+		t.Fatalf("Table: %v", err)
+	}
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const commits, perCommit, maxConns = 30, 5, 20
+	var counts []int
+	for i := 0; i < commits; i++ {
+		off := int64(i * perCommit)
+		if _, err := tb.Commit(ctx, reader(t, mem, s3DayRows(i*perCommit, perCommit, day)),
+			offs("g", "conns", map[int32]Range{0: {Start: off, End: off + perCommit, First: i == 0}})); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		if (i+1)%10 == 0 {
+			counts = append(counts, s3OpenConns(t, port))
+		}
+	}
+	t.Logf("open S3 connections after each 10 of %d commits: %v", commits, counts)
+	if n := counts[len(counts)-1]; n > maxConns {
+		t.Fatalf("%d S3 connections open after %d commits, want at most %d (counts after each 10 commits: %v)", n, commits, maxConns, counts)
+	}
+	if got, err := tb.CommittedOffsets(ctx, "g", "conns"); err != nil || got[0] != commits*perCommit {
+		t.Fatalf("offsets = %v, %v; want %d for partition 0", got, err, commits*perCommit)
+	}
 }
