@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -105,7 +106,11 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 			p.log.Error("close database", "err", err)
 		}
 	}()
-	if err := p.setupRotation(ctx); err != nil {
+	err = p.setupRotation(ctx)
+	if p.rotator != nil && p.rotator.exportDB != nil {
+		defer p.rotator.exportDB.Close() // when Run returns, after the exports stopped
+	}
+	if err != nil {
 		return p.report(), err
 	}
 
@@ -292,6 +297,16 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 	p.sink = sink
 	p.rotator = newRotator(p.store, sink, p.cfg.Rotate, p.cfg.Logger)
 	p.rotator.hold = true
+	// Exports read sealed files through a database of their own, so the
+	// live file rotates on while one uploads: with the live database's
+	// connection, rotation waited for each export, and on two cores the
+	// lake's commits all landed after ingest instead of beside it.
+	if p.rotator.exportDB, err = engine.Open(ctx, engine.Options{
+		Path: ":memory:", Threads: p.cfg.Threads, MemoryLimit: p.cfg.MemoryLimit,
+		AllowedDirs: []string{lake.SealedDir(p.cfg.DBPath)}, MaxIdle: 2, Logger: p.cfg.Logger,
+	}); err != nil {
+		return fmt.Errorf("open the export database: %w", err)
+	}
 	sealed, err := lake.Sealed(p.cfg.DBPath)
 	if err != nil {
 		return err

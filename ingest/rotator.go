@@ -26,6 +26,10 @@ type rotator struct {
 	policy   lake.Policy
 	store    *store
 	exporter segmentSink // nil: rotation disabled
+	// exportDB, when set, is a database of its own that exports attach
+	// sealed files to, so that the live file may rotate while an export
+	// runs; without it rotation waits for the export.
+	exportDB *engine.DB
 	log      *slog.Logger
 	// fatal fails the pipeline; an export error wrapping errZombie calls
 	// it instead of retrying.
@@ -86,7 +90,7 @@ func (r *rotator) idle() bool {
 
 // due reports whether the live file should rotate now.
 func (r *rotator) due() bool {
-	if r.exporter == nil || !r.policy.Enabled() || r.store.rows.Load() == 0 || !r.idle() {
+	if r.exporter == nil || !r.policy.Enabled() || r.store.rows.Load() == 0 || (r.exportDB == nil && !r.idle()) {
 		return false
 	}
 	return r.policy.Due(r.store.size(), r.store.age())
@@ -223,7 +227,13 @@ type exportFunc func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (
 
 // export exports one segment with fn on a connection of its own.
 func (r *rotator) export(ctx context.Context, seg lake.Segment, fn exportFunc) error {
-	conn, err := r.store.conn(ctx)
+	var conn *engine.Conn
+	var err error
+	if r.exportDB != nil {
+		conn, err = r.exportDB.Conn(ctx)
+	} else {
+		conn, err = r.store.conn(ctx)
+	}
 	if err != nil {
 		return err
 	}
