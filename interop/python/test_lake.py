@@ -202,3 +202,16 @@ def test_spark_reads_the_kafka_partition_column(lake, spark):
     _, messages, _, _ = lake
     row = spark.sql(f"SELECT count(DISTINCT _kafka_partition, _offset) FROM quiver.{NAMESPACE}.{TABLE}").collect()[0]
     assert row[0] == messages
+
+
+def test_readme_lake_snippet_runs_as_written(lake):
+    """The README's pyiceberg/pandas/polars block, run with the lake's
+    directory in place of /srv/lake."""
+    directory, messages, _, _ = lake
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    start = readme.index("# pyiceberg, pandas, polars\n")
+    block = readme[start : readme.index("```", start)]
+    scope = {}
+    exec(block.replace("/srv/lake", directory), scope)
+    assert len(scope["df"]) == messages - FIRST_AFTER_MIDNIGHT
+    assert scope["lf"].select("id").collect().height == messages
