@@ -381,6 +381,21 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		lk = openTestLake(t, filepath.Join(dir, "lake"))
 	}
 	checkExactlyOnce(t, lk, "lake-kill", n, parts, nil)
+	// The files of the commits the crashes interrupted were deleted when
+	// their segments were committed again.
+	for _, table := range []string{"events", "events_dead_letters"} {
+		tb, err := lk.Table(context.Background(), "quiver", table, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := tb.Orphans(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Files) > 0 {
+			t.Errorf("%s: %d orphan data files left: %v", table, len(o.Files), o.Files)
+		}
+	}
 	if py := os.Getenv("QUIVER_PYTHON"); py != "" && s3cfg != nil {
 		checkWithPyiceberg(t, py, *s3cfg, n)
 	}

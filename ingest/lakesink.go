@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/lake"
@@ -182,7 +184,11 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 	if _, err := conn.Exec(ctx, "ATTACH "+engine.QuoteString(seg.Path)+" AS "+engine.QuoteIdent(alias)+" (READ_ONLY)"); err != nil {
 		return st, fmt.Errorf("commit segment %s: attach: %w", seg.ID, err)
 	}
-	err := s.commitSegment(ctx, conn, alias, owned, tolerant, &st)
+	uploads := seg.Path + ".uploads"
+	err := s.removeUncommitted(ctx, uploads)
+	if err == nil {
+		err = s.commitSegment(ctx, conn, alias, uploads, owned, tolerant, &st)
+	}
 	if _, derr := conn.Exec(context.WithoutCancel(ctx), "DETACH "+engine.QuoteIdent(alias)); derr != nil && err == nil {
 		err = fmt.Errorf("detach: %w", derr)
 	}
@@ -194,6 +200,9 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 	if err := seg.Remove(); err != nil {
 		return st, fmt.Errorf("commit segment %s: remove: %w", seg.ID, err)
 	}
+	if err := os.Remove(uploads); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("remove the uploads list of a committed segment", "path", uploads, "err", err)
+	}
 	st.Duration = time.Since(start)
 	lakeCommits.Inc()
 	lakeCommitSeconds.Observe(st.Duration.Seconds())
@@ -201,13 +210,13 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 }
 
 // commitSegment commits each table of the attached segment.
-func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alias string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
+func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alias, uploads string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
 	ranges, err := s.segmentRanges(ctx, conn, alias)
 	if err != nil {
 		return err
 	}
 	for i, t := range s.tables {
-		n, files, err := s.commitTable(ctx, conn, alias, t, ranges, owned, tolerant)
+		n, files, err := s.commitTable(ctx, conn, alias, uploads, t, ranges, owned, tolerant)
 		if err != nil {
 			return fmt.Errorf("to %s: %w", strings.Join(t.ice.Identifier(), "."), err)
 		}
@@ -255,7 +264,7 @@ func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alia
 
 // commitTable commits one table's rows of the owned partitions, fenced on
 // the table's own offsets, and returns the rows and files committed.
-func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias string, t sinkTable, ranges map[int32]partRange, owned, tolerant map[int32]bool) (int64, int, error) {
+func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias, uploads string, t sinkTable, ranges map[int32]partRange, owned, tolerant map[int32]bool) (int64, int, error) {
 	for attempt := 1; ; attempt++ {
 		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
 		if err != nil {
@@ -302,7 +311,12 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 		if err != nil {
 			return 0, 0, fmt.Errorf("read rows: %w", err)
 		}
-		files, err := t.ice.Write(ctx, rows)
+		id := uuid.New()
+		if err := noteUploads(uploads, t.local, id, off); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		files, err := t.ice.WriteAs(ctx, id, rows)
 		rows.Close()
 		if err != nil {
 			return 0, 0, err
@@ -324,4 +338,94 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias 
 		}
 		return res.Rows, res.Files, nil
 	}
+}
+
+// upload is a line of a segment's uploads list: the id of a write, which
+// every data file it uploads carries in its name, and the offsets its
+// commit was to record. The list lets the redo of a segment after a crash
+// delete the files of a commit that never landed, even of a write the
+// crash cut short.
+type upload struct {
+	Table  string                  `json:"table"`
+	Write  uuid.UUID               `json:"write"`
+	Ranges map[int32]iceberg.Range `json:"ranges"`
+}
+
+// noteUploads appends a write to the uploads list, durably, before it
+// uploads anything.
+func noteUploads(path, table string, id uuid.UUID, off iceberg.Offsets) error {
+	line, err := json.Marshal(upload{Table: table, Write: id, Ranges: off.Ranges})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("note uploads: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("note uploads: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("note uploads: %w", err)
+	}
+	return f.Close()
+}
+
+// removeUncommitted reads a segment's uploads list, left by an export
+// that crashed or failed, and deletes the files of every commit that did
+// not land: its table's end offsets are still at the starts of its ranges.
+// Files of a commit that landed (the ends reached the ranges' ends) stay;
+// when the lake has moved otherwise, they are left for quiver lake gc.
+func (s *icebergSink) removeUncommitted(ctx context.Context, path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read uploads list: %w", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var u upload
+		if err := json.Unmarshal([]byte(line), &u); err != nil {
+			continue // a line torn by the crash: its files were never committed either, but are unknown
+		}
+		var t *sinkTable
+		for i := range s.tables {
+			if s.tables[i].local == u.Table {
+				t = &s.tables[i]
+			}
+		}
+		if t == nil {
+			continue
+		}
+		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
+		if err != nil {
+			return err
+		}
+		landed, notLanded := true, true
+		for p, r := range u.Ranges {
+			e, ok := ends[p]
+			landed = landed && ok && e >= r.End
+			notLanded = notLanded && ((!ok && r.First) || (ok && e == r.Start))
+		}
+		switch {
+		case notLanded:
+			n, err := t.ice.RemoveWrite(ctx, u.Write)
+			if err != nil {
+				return fmt.Errorf("delete files of a commit that did not land: %w", err)
+			}
+			lakeRemovedUploads.Add(float64(n))
+			if n > 0 {
+				s.log.Info("deleted the files of a commit that did not land", "table", u.Table, "files", n)
+			}
+		case !landed:
+			s.log.Warn("files of an interrupted commit left for quiver lake gc: the lake moved since", "table", u.Table, "write", u.Write)
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove uploads list: %w", err)
+	}
+	return nil
 }

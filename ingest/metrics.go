@@ -99,6 +99,10 @@ var (
 		Name: "quiver_ingest_lake_dropped_ranges_total",
 		Help: "Partition ranges dropped because the lake already had them from another writer.",
 	})
+	lakeRemovedUploads = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_removed_uploads_total",
+		Help: "Data files deleted because the commit that uploaded them never landed (a crash or a failure between upload and commit).",
+	})
 	lakeBacklog = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_ingest_lake_backlog_segments",
 		Help: "Sealed segments waiting to be committed to the lake (or exported).",

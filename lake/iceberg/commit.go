@@ -158,6 +158,13 @@ func (f *Files) Discard(ctx context.Context) error {
 //
 // On error the files already written are deleted, best effort.
 func (t *Table) Write(ctx context.Context, rdr array.RecordReader) (*Files, error) {
+	return t.WriteAs(ctx, uuid.New(), rdr)
+}
+
+// WriteAs is Write with the write id that every file's name carries, so
+// that a caller who noted it before writing can find the files of a write
+// that a crash interrupted (see [Table.RemoveWrite]).
+func (t *Table) WriteAs(ctx context.Context, id uuid.UUID, rdr array.RecordReader) (*Files, error) {
 	if _, err := t.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -181,7 +188,7 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader) (*Files, erro
 			yield(nil, err)
 		}
 	}
-	for df, err := range table.WriteRecords(ctx, tbl, rdr.Schema(), records, table.WithWriteUUID(uuid.New())) {
+	for df, err := range table.WriteRecords(ctx, tbl, rdr.Schema(), records, table.WithWriteUUID(id)) {
 		if err != nil {
 			_ = out.Discard(ctx)
 			return nil, fmt.Errorf("iceberg: table %s: write data files: %w", strings.Join(t.ident, "."), err)
