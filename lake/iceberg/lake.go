@@ -405,12 +405,42 @@ func newSQLCatalog(ctx context.Context, name string, db *sql.DB, dialect sqlcat.
 		_ = db.Close()
 		return nil, fmt.Errorf("iceberg: cannot reach the %s (check the URI, that the server runs, and its credentials): %w", what, err)
 	}
-	cat, err := sqlcat.NewCatalog(name, db, dialect, props)
+	// iceberg-go creates its catalog tables with CREATE TABLE IF NOT EXISTS,
+	// which PostgreSQL does not make safe for several processes starting at
+	// once on an empty database: the losers fail with a duplicate type or
+	// key, and a second try finds the tables made.
+	var cat *sqlcat.Catalog
+	var err error
+	for attempt := 0; ; attempt++ {
+		cat, err = sqlcat.NewCatalog(name, db, dialect, props)
+		if err == nil || attempt == 4 || !isSQLState(err, "23505", "42710", "40001") {
+			break
+		}
+		select {
+		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("iceberg: open the %s: %w", what, err)
 	}
 	return &ownedSQLCatalog{Catalog: cat, db: db}, nil
+}
+
+// isSQLState reports whether err is a PostgreSQL error with one of the
+// given SQLSTATE codes.
+func isSQLState(err error, codes ...string) bool {
+	var pe pgdriver.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	for _, c := range codes {
+		if pe.Field('C') == c {
+			return true
+		}
+	}
+	return false
 }
 
 // ownedSQLCatalog closes the database handle that iceberg-go's NewCatalog

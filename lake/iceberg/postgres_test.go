@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -479,4 +480,34 @@ func recordReader(mem memory.Allocator, rows []row) array.RecordReader {
 		panic(err) // the schema is fixed; only a bug here gets this far
 	}
 	return rdr
+}
+
+// TestPostgresCatalogConcurrentStart opens six lakes at once on an empty
+// catalog database, as six processes starting together would, and has
+// each create its own table in one namespace at the same moment.
+func TestPostgresCatalogConcurrentStart(t *testing.T) {
+	pgURL := testutil.StartPostgres(t)
+	dir := t.TempDir()
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := Open(context.Background(), Config{Warehouse: "file://" + filepath.ToSlash(dir), CatalogURI: pgURL})
+			if err != nil {
+				errs[i] = fmt.Errorf("open: %w", err)
+				return
+			}
+			defer l.Close()
+			_, errs[i] = l.Table(context.Background(), "ns", fmt.Sprintf("t%d", i), baseSchema, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("lake %d: %v", i, err)
+		}
+	}
 }

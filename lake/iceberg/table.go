@@ -236,12 +236,26 @@ func (l *Lake) create(ctx context.Context, ns, ident table.Identifier, schema *a
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := l.cat.CreateTable(ctx, ident, sch,
-		catalog.WithPartitionSpec(&ps),
-		catalog.WithProperties(iceberg.Properties{
-			table.PropertyFormatVersion: "2",
-			table.ParquetCompressionKey: "zstd",
-		}))
+	var tbl *table.Table
+	for attempt := 0; ; attempt++ {
+		tbl, err = l.cat.CreateTable(ctx, ident, sch,
+			catalog.WithPartitionSpec(&ps),
+			catalog.WithProperties(iceberg.Properties{
+				table.PropertyFormatVersion: "2",
+				table.ParquetCompressionKey: "zstd",
+			}))
+		// PostgreSQL's serializable transaction, in which iceberg-go
+		// creates a table, fails when other tables are created at the same
+		// moment; iceberg-go retries only drivers whose errors expose a
+		// SQLState method, which bun's pgdriver's do not.
+		if err == nil || attempt == 9 || !isSQLState(err, "40001") {
+			break
+		}
+		select {
+		case <-time.After(time.Duration(20*(attempt+1)) * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		// Another writer created it first; use theirs.
 		tbl, err = l.cat.LoadTable(ctx, ident)
