@@ -46,6 +46,13 @@ func (b *budget) acquire(ctx, stop context.Context, n int64) error {
 	}
 }
 
+// inUse returns the units held.
+func (b *budget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
 // release returns n units.
 func (b *budget) release(n int64) {
 	b.mu.Lock()

@@ -41,6 +41,8 @@ func (h handler) Deliver(ctx context.Context, chunks []Chunk) error {
 	}
 	now := time.Now().UnixNano()
 	h.p.lastMsg.Store(now)
+	h.p.delivering.Add(1)
+	defer h.p.delivering.Add(-1)
 	h.p.firstMsg.CompareAndSwap(0, now)
 	if err := h.p.budget.acquire(ctx, h.p.stop, n); err != nil {
 		return err

@@ -44,6 +44,7 @@ type Pipeline struct {
 	fail       context.CancelCauseFunc
 	start      time.Time
 	lastMsg    atomic.Int64 // unix nanos of the last delivery
+	delivering atomic.Int32 // Deliver calls under way (waiting for room included)
 	firstMsg   atomic.Int64 // unix nanos of the first delivery
 	lastCommit atomic.Int64 // unix nanos of the last commit
 	paused     atomic.Bool

@@ -76,7 +76,10 @@ func (p *Pipeline) idleLoop(ctx context.Context, stopSrc context.CancelCauseFunc
 	for {
 		select {
 		case <-t.C:
-			if p.paused.Load() {
+			// Not idle while paused, while a delivery waits for room (the
+			// source is held back, not starved), or while messages wait to
+			// be decoded.
+			if p.paused.Load() || p.delivering.Load() > 0 || p.budget.inUse() > 0 {
 				p.lastMsg.Store(time.Now().UnixNano())
 				continue
 			}
