@@ -19,14 +19,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
-	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -61,30 +58,6 @@ const (
 	lakeA = "pipeline" // Kafka → DuckDB alone, no rotation
 	lakeB = "lake"     // the same, rotating into Iceberg on S3
 )
-
-// benchFlatProto is the flat message of the kafka suite
-// (ingest.BenchFlatMessage), whose payloads the topic holds. A message
-// it could not decode would become a dead letter, and the run would fail
-// its row count.
-const benchFlatProto = `syntax = "proto3";
-package quiver.bench;
-message Flat14 {
-  int64 id = 1;
-  int64 ts_ms = 2;
-  int64 user_id = 3;
-  string country = 4;
-  string device = 5;
-  int32 width = 6;
-  int32 height = 7;
-  double floor_price = 8;
-  bool test = 9;
-  int64 publisher_id = 10;
-  string site = 11;
-  uint32 tmax = 12;
-  double bid = 13;
-  int64 campaign_id = 14;
-}
-`
 
 // lakeRun is what one run measured beyond its Sample.
 type lakeRun struct {
@@ -149,18 +122,7 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) 
 		return nil, nil, fmt.Errorf("prepare lake bench: %w", err)
 	}
 	defer data.Close()
-	topic, err := onlyTopic(ctx, brokers)
-	if err != nil {
-		return nil, nil, err
-	}
-	protoPath := filepath.Join(tmp, "flat14.proto")
-	if err := os.WriteFile(protoPath, []byte(benchFlatProto), 0o644); err != nil {
-		return nil, nil, err
-	}
-	md, err := protoarrow.Compile(ctx, protoPath, nil, ingest.BenchFlatMessage)
-	if err != nil {
-		return nil, nil, err
-	}
+	topic, md := data.Topic(), data.Message()
 
 	// The lake: a fresh prefix of the bucket, a SQLite catalog.
 	warehouse := fmt.Sprintf("s3://%s/bench-%s", cfg.Bucket, randomHex(6))
@@ -193,29 +155,6 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) 
 	}
 	pipeRuns, lakeRuns = pipeRuns[1:], lakeRuns[1:] // drop the warm-ups
 	return lakeReport(cfg, stats[0], stats[1], pipeRuns, lakeRuns, warehouse), lakeRuns, nil
-}
-
-// onlyTopic returns the one topic the benchmark filled.
-func onlyTopic(ctx context.Context, brokers []string) (string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		return "", err
-	}
-	defer cl.Close()
-	topics, err := kadm.NewClient(cl).ListTopics(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list the bench topic: %w", err)
-	}
-	var names []string
-	for _, n := range topics.Names() {
-		if strings.HasPrefix(n, "quiver-bench-") {
-			names = append(names, n)
-		}
-	}
-	if len(names) != 1 {
-		return "", fmt.Errorf("lake bench: want one bench topic in the in-process broker, have %v", topics.Names())
-	}
-	return names[0], nil
 }
 
 func randomHex(n int) string {

@@ -139,6 +139,13 @@ type Bench struct {
 	lastReport Report
 }
 
+// Message is the benchmark's message type, for a harness that runs the
+// pipeline over the topic itself.
+func (b *Bench) Message() protoreflect.MessageDescriptor { return b.md }
+
+// Topic is the topic the messages were produced to.
+func (b *Bench) Topic() string { return b.topic }
+
 // RunBench measures each stage of the pipeline alone and the whole
 // pipeline on the benchmark schema, so `quiver bench kafka` can print
 // them side by side with DuckDB's native insert rate.
