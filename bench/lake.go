@@ -477,7 +477,7 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 		Title: "What the lake run wrote (median of the runs)",
 		Note: "Data files and commits of the main table (each commit is one Iceberg snapshot; the dead-letter table " +
 			"gets an empty commit beside each, counted in all commits); commits/h is the commits per hour at the lake run's rate, " +
-			"the final commit at the stop included; segments are the DuckDB files rotated out and committed (a rotation waits while a segment uploads, so they can outgrow --rotate-mb).",
+			"the final commit at the stop included; segments are the DuckDB files rotated out and committed (rotation is decided between batches, so they can outgrow --rotate-mb).",
 		Columns: []string{"data files", "mean file MB", "commits", "commits/h", "all commits", "segments", "mean segment MiB", "store cores"},
 		Rows: [][]string{{
 			fmt.Sprint(m.files), fmt.Sprintf("%.1f", meanFile), fmt.Sprint(m.commits), fmt.Sprintf("%.0f", perHour),
