@@ -408,12 +408,12 @@ func newSQLCatalog(ctx context.Context, name string, db *sql.DB, dialect sqlcat.
 	// iceberg-go creates its catalog tables with CREATE TABLE IF NOT EXISTS,
 	// which PostgreSQL does not make safe for several processes starting at
 	// once on an empty database: the losers fail with a duplicate type or
-	// key, and a second try finds the tables made.
+	// key or relation, and a second try finds the tables made.
 	var cat *sqlcat.Catalog
 	var err error
 	for attempt := 0; ; attempt++ {
 		cat, err = sqlcat.NewCatalog(name, db, dialect, props)
-		if err == nil || attempt == 4 || !isSQLState(err, "23505", "42710", "40001") {
+		if err == nil || attempt == 4 || !isSQLState(err, "23505", "42710", "42P07", "40001") {
 			break
 		}
 		select {
