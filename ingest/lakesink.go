@@ -169,11 +169,19 @@ func (s *icebergSink) ownedSet() map[int32]bool {
 type partRange struct{ start, end int64 }
 
 // Export commits seg's rows of the owned partitions to the lake and
-// deletes seg. A partition in tolerant whose rows the lake already has
-// past their start (another owner committed them) is dropped; any other
-// such partition fails the export with errZombie.
+// deletes seg; the background exporter calls it.
 func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
 	return s.export(ctx, conn, seg, s.ownedSet(), nil)
+}
+
+// exportFor returns an export of the partitions in owned. A partition in
+// tolerant whose start the lake has already passed (another owner
+// committed past it) is dropped; any other such partition fails the
+// export with errZombie.
+func (s *icebergSink) exportFor(owned, tolerant map[int32]bool) exportFunc {
+	return func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+		return s.export(ctx, conn, seg, owned, tolerant)
+	}
 }
 
 func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Segment, owned, tolerant map[int32]bool) (lake.ExportStats, error) {

@@ -3,9 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-
-	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
 )
 
 // This file holds what the pipeline does with the lake when the source's
@@ -25,10 +22,7 @@ func (p *Pipeline) lakeAssigned(ctx context.Context, topic string, parts []int32
 		owned[q] = true
 		tolerant[q] = true
 	}
-	err := p.rotator.exportAll(ctx, func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
-		return p.sink.export(ctx, conn, seg, owned, tolerant)
-	})
-	if err != nil {
+	if err := p.rotator.exportAll(ctx, p.sink.exportFor(owned, tolerant)); err != nil {
 		return fmt.Errorf("commit held rows of assigned partitions: %w", err)
 	}
 	crashPoint("lake-during-assign")
@@ -54,10 +48,7 @@ func (p *Pipeline) lakeRelease(ctx context.Context, topic string, parts []int32,
 	if _, ferr := (handler{p}).Flush(ctx); ferr != nil {
 		err = fmt.Errorf("flush before release: %w", ferr)
 	} else if commit {
-		owned := p.sink.ownedSet()
-		if cerr := p.rotator.exportAll(ctx, func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
-			return p.sink.export(ctx, conn, seg, owned, nil)
-		}); cerr != nil {
+		if cerr := p.rotator.exportAll(ctx, p.sink.exportFor(p.sink.ownedSet(), nil)); cerr != nil {
 			err = fmt.Errorf("commit released partitions to the lake (their rows are dropped; the next owner consumes them again): %w", cerr)
 		}
 	}
