@@ -26,6 +26,11 @@ type Conn struct {
 	maybeTemp bool
 	// catalog and schema are what Use last set.
 	catalog, schema string
+	// inHook is set while the database's PrepareHook runs on c.
+	inHook bool
+	// maybeUse is set once a SET ran, USE included: Release then puts
+	// the database's defaults back for the pool's next user.
+	maybeUse bool
 }
 
 // DB is the database this connection belongs to.
@@ -42,6 +47,15 @@ func (c *Conn) Release() {
 		duckdb.Query(c.conn, "ROLLBACK", &res) // fails harmlessly when none is open
 		duckdb.DestroyResult(&res)
 		c.maybeTxn = false
+	}
+	if c.maybeUse {
+		c.maybeUse = false
+		var res duckdb.Result
+		if duckdb.Query(c.conn, "USE "+QuoteIdent(c.db.DefaultCatalog())+".main", &res) == duckdb.StateError {
+			c.broken = true
+		}
+		duckdb.DestroyResult(&res)
+		c.catalog, c.schema = "", ""
 	}
 	if c.maybeTemp {
 		c.maybeTemp = false
@@ -205,6 +219,9 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	}
 	if strings.TrimSpace(sql) == "" {
 		return nil, false, errorf(KindInvalid, "empty statement")
+	}
+	if err := c.runHook(ctx, sql); err != nil {
+		return nil, false, err
 	}
 	var ext duckdb.ExtractedStatements
 	n := duckdb.ExtractStatements(c.conn, sql, &ext)

@@ -64,6 +64,7 @@ type DB struct {
 	db   duckdb.Database
 
 	catalog string
+	hook    PrepareHook
 
 	mu     sync.Mutex
 	idle   []*Conn

@@ -157,6 +157,9 @@ func (s *Stmt) noteSideEffects() {
 		s.c.maybeTxn = true
 	case duckdb.StatementTypeCreate, duckdb.StatementTypeCreateFunc:
 		s.c.maybeTemp = true
+	case duckdb.StatementTypeSet:
+		// USE is a SET statement to DuckDB.
+		s.c.maybeUse = true
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lakesql"
 )
 
 // Config is everything quiver serve is told.
@@ -46,6 +48,14 @@ type Config struct {
 	// Compression is the result compression for clients that ask for
 	// none: none (empty), lz4, zstd or auto.
 	Compression string
+	// Lake, when set, serves an Iceberg lake's tables read-only as
+	// lake.<namespace>.<table>.
+	Lake *LakeConfig
+	// Advertise is the HOST:PORT clients reach this server's Flight port
+	// at, and Peers the other replicas'. With peers, a result split over
+	// several endpoints lists every replica on each.
+	Advertise string
+	Peers     []string
 }
 
 // Server is a running quiver.
@@ -54,6 +64,8 @@ type Server struct {
 	log    *slog.Logger
 	DB     *engine.DB
 	Flight *flightsql.Server
+	// Lake is the attached lake, when Config.Lake is set.
+	Lake *lakesql.Catalog
 
 	FlightAddr string
 	MySQLAddr  string
@@ -96,16 +108,28 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 
+	var lk *lakeice.Lake
+	var allowed []string
+	if cfg.Lake != nil {
+		if lk, allowed, err = s.openLake(ctx); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, BatchRows: cfg.BatchRows,
-		ExternalAccess: cfg.ExternalAccess, Logger: cfg.Logger, Allocator: cfg.Allocator,
+		ExternalAccess: cfg.ExternalAccess, AllowedDirs: allowed, Logger: cfg.Logger, Allocator: cfg.Allocator,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.stops = append(s.stops, namedStop{"database", func(context.Context) { s.DB.Close() }})
 	s.log.Info("database open", "path", cfg.DB, "took", time.Since(start).Round(time.Millisecond))
+	if lk != nil {
+		if err := s.attachLake(ctx, lk); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Demo {
 		if err := LoadDemo(ctx, s.DB, s.log); err != nil {
 			return nil, err

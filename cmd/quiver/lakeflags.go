@@ -21,9 +21,16 @@ type lakeFlags struct {
 }
 
 func (f *lakeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.namespace, "namespace", "quiver", "Iceberg namespace of the table")
+	f.registerCatalog(fs)
+}
+
+// registerCatalog declares the flags that say where the lake is, without
+// --namespace (quiver serve serves every namespace).
+func (f *lakeFlags) registerCatalog(fs *flag.FlagSet) {
+	f.namespace = "quiver"
 	fs.StringVar(&f.lake, "lake", "", "Iceberg warehouse: file:///dir or s3://bucket/prefix")
 	fs.StringVar(&f.catalog, "catalog", "", "Iceberg catalog: sqlite:///path.db, postgresql://…, or http(s)://… for a REST catalog (default for a file:// lake: sqlite in <dir>/catalog.db, catalog name quiver)")
-	fs.StringVar(&f.namespace, "namespace", "quiver", "Iceberg namespace of the table")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; empty: AWS)")
 	fs.StringVar(&f.s3Region, "s3-region", "", "S3 region (env AWS_REGION or AWS_DEFAULT_REGION)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (most S3-compatible stores need it)")

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -92,6 +94,11 @@ type serveFlags struct {
 	users    userList
 	logLevel string
 	drain    time.Duration
+	lake     lakeFlags
+	// lakeCache, lakeCacheMB and lakePartMB configure serving the lake.
+	lakeCache               string
+	lakeCacheMB, lakePartMB int64
+	peers                   string
 }
 
 // newServeFlags declares serve's flags.
@@ -116,6 +123,12 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
 	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
+	f.lake.registerCatalog(fs)
+	fs.StringVar(&f.lakeCache, "lake-cache", "", "directory for local copies of an s3:// lake's data files (default: lake-cache next to the database)")
+	fs.Int64Var(&f.lakeCacheMB, "lake-cache-mb", 8192, "cap on the lake cache, in MiB")
+	fs.Int64Var(&f.lakePartMB, "lake-part-mb", 64, "data per endpoint when a lake scan is split over several endpoints, in MiB")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "HOST:PORT clients reach this server's Flight port at, listed on result endpoints (default: the Flight address when --peers is given)")
+	fs.StringVar(&f.peers, "peers", "", "comma-separated HOST:PORT Flight addresses of other replicas serving the same lake, or @FILE with one per line; listed on result endpoints so clients spread fetches and fail over")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs, f
 }
@@ -140,6 +153,21 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if cfg.Logger, err = newLogger(logLevel); err != nil {
+		return err
+	}
+	if f.lake.lake != "" {
+		lcfg, err := f.lake.config()
+		if err != nil {
+			return err
+		}
+		if f.lakeCacheMB <= 0 || f.lakePartMB <= 0 {
+			return usagef("--lake-cache-mb and --lake-part-mb must be positive")
+		}
+		cfg.Lake = &server.LakeConfig{Iceberg: lcfg, CacheDir: f.lakeCache, CacheBytes: f.lakeCacheMB << 20, PartBytes: f.lakePartMB << 20}
+	} else if f.lake.catalog != "" {
+		return usagef("--catalog needs --lake: the warehouse the catalog's tables live in")
+	}
+	if cfg.Peers, err = parsePeers(f.peers); err != nil {
 		return err
 	}
 
@@ -223,4 +251,32 @@ func printHints(srv *server.Server, cfg server.Config) {
 		b.WriteString("  demo data  : customers, products, orders; e.g. SELECT status, count(*), sum(quantity) FROM orders GROUP BY 1\n")
 	}
 	fmt.Fprint(stderr, b.String())
+}
+
+// parsePeers reads --peers: HOST:PORT,HOST:PORT or @FILE with one address
+// per line (blank lines and # comments ignored).
+func parsePeers(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	text := v
+	if file, ok := strings.CutPrefix(v, "@"); ok {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef("--peers %s: %v", v, err)
+		}
+		text = string(b)
+	}
+	var out []string
+	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == '\n' }) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(line); err != nil {
+			return nil, usagef("--peers: %q is not HOST:PORT", line)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }

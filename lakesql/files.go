@@ -1,0 +1,191 @@
+package lakesql
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+var (
+	scansTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_lake_scans_total",
+		Help: "Scans of lake tables planned (one per table a statement reads, or per result part).",
+	})
+	plannedFiles = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_lake_scan_files_total",
+		Help: "Data files lake scans read, after partition and statistics pruning.",
+	})
+	plannedBytes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_lake_scan_bytes_total",
+		Help: "Bytes of the data files lake scans read, after pruning.",
+	})
+	snapshotBytes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_lake_scan_snapshot_bytes_total",
+		Help: "Bytes of all data files of the snapshots lake scans read: quiver_lake_scan_bytes_total over this is the share read.",
+	})
+)
+
+// planned is one data file a scan reads.
+type planned struct {
+	path string
+	size int64
+}
+
+// scanPlan is the files of one scan of one snapshot.
+type scanPlan struct {
+	snapshot int64 // 0 for a table without snapshots
+	files    []planned
+	bytes    int64
+}
+
+// plan plans a scan of v at snapshot (0: the view's own, or the table's
+// current one) with an optional row filter.
+func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpression, snapshot int64) (scanPlan, error) {
+	tbl, err := c.load(ctx, v)
+	if err != nil {
+		return scanPlan{}, err
+	}
+	if snapshot == 0 {
+		snapshot = v.snapshot
+	}
+	var snap *table.Snapshot
+	if snapshot != 0 {
+		if snap = tbl.SnapshotByID(snapshot); snap == nil {
+			return scanPlan{}, &engine.Error{Kind: engine.KindNotFound, Msg: fmt.Sprintf(
+				"lake table %s.%s has no snapshot %d (expired?): run the query again", v.ns, v.name, snapshot)}
+		}
+	} else if snap = tbl.CurrentSnapshot(); snap == nil {
+		return scanPlan{}, nil
+	}
+	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID), table.WithCaseSensitive(false)}
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
+	if err != nil {
+		return scanPlan{}, fmt.Errorf("plan the scan of lake table %s.%s: %w", v.ns, v.name, err)
+	}
+	p := scanPlan{snapshot: snap.SnapshotID}
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			return scanPlan{}, &engine.Error{Kind: engine.KindInvalid, Msg: fmt.Sprintf(
+				"lake table %s.%s has row-level deletes in snapshot %d, which quiver cannot apply yet: compact the table (quiver lake compact, or rewrite_data_files) to read it",
+				v.ns, v.name, snap.SnapshotID)}
+		}
+		path := t.File.FilePath()
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		p.files = append(p.files, planned{path: path, size: t.File.FileSizeBytes()})
+		p.bytes += t.File.FileSizeBytes()
+	}
+	sort.Slice(p.files, func(i, j int) bool { return p.files[i].path < p.files[j].path })
+	scansTotal.Inc()
+	plannedFiles.Add(float64(len(p.files)))
+	plannedBytes.Add(float64(p.bytes))
+	if snap.Summary != nil {
+		if n, err := strconv.ParseInt(snap.Summary.Properties["total-files-size"], 10, 64); err == nil {
+			snapshotBytes.Add(float64(n))
+		}
+	}
+	return p, nil
+}
+
+// group returns part i of n of files: contiguous runs of about equal
+// bytes, the same for the same files.
+func group(files []planned, i, n int) []planned {
+	if n <= 1 {
+		return files
+	}
+	var total int64
+	for _, f := range files {
+		total += f.size
+	}
+	var out []planned
+	var before int64
+	for k, f := range files {
+		// A file belongs to the part its middle byte falls in; by count
+		// when sizes are unknown.
+		var g int
+		if total > 0 {
+			g = int((before + f.size/2) * int64(n) / total)
+		} else {
+			g = k * n / len(files)
+		}
+		if g >= n {
+			g = n - 1
+		}
+		if g == i {
+			out = append(out, f)
+		}
+		before += f.size
+	}
+	return out
+}
+
+// files returns the local paths DuckDB reads for v: the planned files of
+// a snapshot, or of one part of them.
+func (c *Catalog) files(ctx context.Context, v *view, filter iceberg.BooleanExpression, p *pin) ([]string, error) {
+	var snapshot int64
+	if p != nil {
+		snapshot = p.Snapshot
+	}
+	sp, err := c.plan(ctx, v, filter, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	files := sp.files
+	if p != nil {
+		if p.Parts < 1 || p.Part < 0 || p.Part >= p.Parts {
+			return nil, &engine.Error{Kind: engine.KindInvalid, Msg: fmt.Sprintf("lake part %d of %d is out of range", p.Part, p.Parts)}
+		}
+		files = group(files, p.Part, p.Parts)
+	}
+	if len(files) == 0 {
+		return []string{c.empty}, nil
+	}
+	out := make([]string, len(files))
+	if c.cache != nil {
+		tbl, err := c.load(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open the lake's storage: %w", err)
+		}
+		return c.cache.get(ctx, fs, files)
+	}
+	for i, f := range files {
+		local, err := localPath(f.path)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = local
+	}
+	return out, nil
+}
+
+// localPath is the file system path of a file:// location.
+func localPath(loc string) (string, error) {
+	if strings.HasPrefix(loc, "/") {
+		return loc, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme != "file" {
+		return "", fmt.Errorf("lake data file %s is not on this machine's file system", loc)
+	}
+	return u.Path, nil
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lakesql"
+)
+
+// LakeConfig makes an Iceberg lake's tables queryable as lake.<ns>.<table>.
+type LakeConfig struct {
+	Iceberg lakeice.Config
+	// CacheDir holds local copies of an s3:// lake's data files; empty
+	// means lake-cache next to the database (or a temporary directory for
+	// an in-memory database).
+	CacheDir string
+	// CacheBytes caps the copies; 0 means 8 GiB.
+	CacheBytes int64
+	// PartBytes is the data each endpoint of a split lake scan aims at;
+	// 0 means 64 MiB.
+	PartBytes int64
+}
+
+// openLake connects to the lake's catalog and returns the directories the
+// database must be allowed to read: the warehouse of a file:// lake and
+// the cache.
+func (s *Server) openLake(ctx context.Context) (*lakeice.Lake, []string, error) {
+	lc := *s.cfg.Lake
+	if lc.CacheDir == "" {
+		if s.cfg.DB == "" || s.cfg.DB == ":memory:" {
+			tmp, err := os.MkdirTemp("", "quiver-lake-cache-")
+			if err != nil {
+				return nil, nil, fmt.Errorf("lake cache directory: %w", err)
+			}
+			s.stops = append(s.stops, namedStop{"lake cache", func(context.Context) { os.RemoveAll(tmp) }})
+			lc.CacheDir = tmp
+		} else {
+			lc.CacheDir = filepath.Join(filepath.Dir(s.cfg.DB), "lake-cache")
+		}
+	}
+	abs, err := filepath.Abs(lc.CacheDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lake cache directory: %w", err)
+	}
+	lc.CacheDir = abs
+	s.cfg.Lake = &lc
+	start := time.Now()
+	lk, err := lakeice.Open(ctx, lc.Iceberg)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.stops = append(s.stops, namedStop{"lake catalog", func(context.Context) { lk.Close() }})
+	dirs := []string{lc.CacheDir}
+	if wh := lk.Warehouse(); strings.HasPrefix(wh, "file://") {
+		u, err := url.Parse(wh)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lake %s: %w", wh, err)
+		}
+		dirs = append(dirs, u.Path)
+	}
+	s.log.Info("lake catalog open", "warehouse", lk.Warehouse(), "took", time.Since(start).Round(time.Millisecond))
+	return lk, dirs, nil
+}
+
+// attachLake makes the lake's tables visible in the database.
+func (s *Server) attachLake(ctx context.Context, lk *lakeice.Lake) error {
+	lc := s.cfg.Lake
+	cat, err := lakesql.Attach(ctx, s.DB, lakesql.Options{
+		Lake: lk, CacheDir: lc.CacheDir, CacheBytes: lc.CacheBytes, PartBytes: lc.PartBytes, Logger: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	s.Lake = cat
+	s.log.Info("lake attached", "catalog", lakesql.CatalogName, "tables", strings.Join(cat.Tables(), ", "))
+	return nil
+}

@@ -1,0 +1,274 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testutil"
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/server"
+)
+
+// lakeRows builds rows id in [from, to), with day = id / perDay as a date
+// and name = "n<id>".
+func lakeRows(t testing.TB, from, to, perDay int64) array.RecordReader {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := from; id < to; id++ {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.Date32Builder).Append(arrow.Date32FromTime(base.AddDate(0, 0, int(id/perDay))))
+		b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("n%d", id))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rdr
+}
+
+// lakeTable opens a file:// lake in dir and commits rows [0, n) to
+// quiver.events, partitioned by day, in commits of per rows.
+func lakeTable(t testing.TB, dir string, n, per, perDay int64) *lakeice.Table {
+	t.Helper()
+	ctx := context.Background()
+	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	rdr := lakeRows(t, 0, 1, perDay)
+	tb, err := lk.Table(ctx, "quiver", "events", rdr.Schema(), []lakeice.PartitionField{{Column: "day", Transform: lakeice.Day}})
+	rdr.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from := int64(0); from < n; from += per {
+		to := min(from+per, n)
+		rdr := lakeRows(t, from, to, perDay)
+		_, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: from, End: to, First: from == 0}}})
+		rdr.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tb
+}
+
+func startLakeServer(t *testing.T, dir string) *server.Server {
+	t.Helper()
+	return testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
+		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+	})
+}
+
+func queryInt(t *testing.T, c *client.Client, q string) int64 {
+	t.Helper()
+	r, err := c.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer r.Release()
+	var v int64
+	got := false
+	for r.Next() {
+		if r.RecordBatch().NumRows() > 0 && !got {
+			v, got = r.RecordBatch().Column(0).(*array.Int64).Value(0), true
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+// TestLake_Serve reads an Iceberg table through quiver serve --lake over
+// Flight and MySQL: counts, a join with a local table, a new commit seen
+// by the next query, time travel, and refused writes.
+func TestLake_Serve(t *testing.T) {
+	dir := t.TempDir()
+	tb := lakeTable(t, dir, 10_000, 2_500, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx := context.Background()
+
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 10_000 {
+		t.Fatalf("count: got %d", got)
+	}
+	if got := queryInt(t, c, "SELECT sum(id)::BIGINT FROM lake.quiver.events WHERE day = DATE '2026-01-03'"); got != (2000+2999)*1000/2 {
+		t.Errorf("sum for one day: got %d", got)
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE names AS SELECT i AS id, 'local' || i AS label FROM range(0, 10000, 7) t(i)"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events e JOIN names n ON n.id = e.id WHERE e.name = 'n' || n.id"); got != 1429 {
+		t.Errorf("join: got %d", got)
+	}
+
+	// A new commit shows in the next query; the old snapshot stays
+	// readable by id and by time.
+	tbl, err := tb.Iceberg(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := tbl.CurrentSnapshot()
+	time.Sleep(20 * time.Millisecond)
+	rdr := lakeRows(t, 10_000, 10_500, 1_000)
+	if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: 10_000, End: 10_500}}}); err != nil {
+		t.Fatal(err)
+	}
+	rdr.Release()
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 10_500 {
+		t.Errorf("count after a commit: got %d", got)
+	}
+	if got := queryInt(t, c, fmt.Sprintf(`SELECT count(*) FROM lake.quiver."events@%d"`, old.SnapshotID)); got != 10_000 {
+		t.Errorf("count at the old snapshot: got %d", got)
+	}
+	at := time.UnixMilli(old.TimestampMs).UTC().Format(time.RFC3339Nano)
+	if got := queryInt(t, c, fmt.Sprintf(`SELECT count(*) FROM lake.quiver."events@%s"`, at)); got != 10_000 {
+		t.Errorf("count as of %s: got %d", at, got)
+	}
+
+	// Listed like any table.
+	if got := queryInt(t, c, "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'lake' AND table_schema = 'quiver' AND table_name = 'events'"); got != 1 {
+		t.Errorf("information_schema: got %d", got)
+	}
+
+	for _, q := range []string{
+		"INSERT INTO lake.quiver.events VALUES (1, DATE '2026-01-01', 'x')",
+		"DELETE FROM lake.quiver.events WHERE id = 1",
+		"UPDATE lake.quiver.events SET name = 'y'",
+		"DROP VIEW lake.quiver.events",
+		"CREATE TABLE lake.quiver.other (i INT)",
+		"ALTER VIEW lake.quiver.events RENAME TO e2",
+		"DETACH lake",
+		"USE lake.quiver; DELETE FROM events",
+		"SELECT 1; DROP SCHEMA lake.quiver CASCADE",
+	} {
+		_, err := c.Exec(ctx, q)
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("%s: got %v, want PermissionDenied: read-only", q, err)
+		}
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 10_500 {
+		t.Errorf("count after refused writes: got %d", got)
+	}
+	// Reading the lake into a table of one's own is fine.
+	if _, err := c.Exec(ctx, "CREATE TABLE mine AS SELECT * FROM lake.quiver.events WHERE id < 100"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO mine SELECT * FROM lake.quiver.events WHERE id BETWEEN 100 AND 199"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM mine"); got != 200 {
+		t.Errorf("copied rows: got %d", got)
+	}
+
+	// MySQL: the same table, joined with a local one.
+	db, err := sql.Open("mysql", "root@tcp("+srv.MySQLAddr+")/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow("SELECT count(*) FROM lake.quiver.events e JOIN names n ON n.id = e.id").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1429 {
+		t.Errorf("MySQL join: got %d", n)
+	}
+	if _, err := db.Exec("DELETE FROM lake.quiver.events"); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("MySQL delete: got %v", err)
+	}
+}
+
+// metric reads one counter from the server's /metrics.
+func metric(t *testing.T, srv *server.Server, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + srv.HTTPAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// TestLake_Pruning checks that a predicate on the partition column reads
+// only the matching partition's files: 1 day of 100 reads at most 2% of
+// the table's bytes, and returns the same rows as a full scan filtered by
+// DuckDB.
+func TestLake_Pruning(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 100_000, 10_000, 1_000)
+	srv := testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), HTTPAddr: "127.0.0.1:0",
+		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+	})
+	c := testutil.Dial(t, srv, client.Config{})
+	cases := []struct {
+		name, where string
+		rows        int64
+		maxShare    float64
+	}{
+		{"one day of 100", "day = DATE '2026-02-15'", 1_000, 0.02},
+		{"one day, constant first", "'2026-02-15' = day", 1_000, 0.02},
+		{"two days by IN", "day IN (DATE '2026-01-05', DATE '2026-03-01')", 2_000, 0.03},
+		{"three days by BETWEEN", "day BETWEEN '2026-01-10' AND '2026-01-12' AND name LIKE 'n%'", 3_000, 0.04},
+		{"ids by statistics", "id >= 99000", 1_000, 0.02},
+		{"unprunable", "name = 'n5'", 1, 1.0},
+		{"OR is left to DuckDB", "day = DATE '2026-02-15' OR id = 3", 1_001, 1.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			read0, total0 := metric(t, srv, "quiver_lake_scan_bytes_total"), metric(t, srv, "quiver_lake_scan_snapshot_bytes_total")
+			if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events WHERE "+tc.where); got != tc.rows {
+				t.Errorf("rows: got %d, want %d", got, tc.rows)
+			}
+			read, total := metric(t, srv, "quiver_lake_scan_bytes_total")-read0, metric(t, srv, "quiver_lake_scan_snapshot_bytes_total")-total0
+			if total <= 0 {
+				t.Fatalf("no snapshot bytes counted")
+			}
+			share := read / total
+			t.Logf("read %.0f of %.0f bytes (%.2f%%)", read, total, 100*share)
+			if share > tc.maxShare {
+				t.Errorf("read %.2f%% of the bytes, want at most %.0f%%", 100*share, 100*tc.maxShare)
+			}
+		})
+	}
+}
