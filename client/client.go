@@ -56,6 +56,12 @@ type Config struct {
 	// no fresh memory per batch), and the others from Go memory, so that
 	// Go strings taken from them stay valid after the batch is released.
 	Allocator memory.Allocator
+	// FetchParallel is how many endpoints of a result are fetched at
+	// once; 0 means min(endpoints, 4). The batches of different endpoints
+	// then interleave, and the client holds at most 2×FetchParallel+1 of
+	// them at a time, whatever the result's size. 1 fetches the endpoints
+	// one after another, in order.
+	FetchParallel int
 }
 
 // recycled backs result batches without variable-width data when the
@@ -86,6 +92,10 @@ type Client struct {
 	compression, host string
 	md                metadata.MD
 	mem               memory.Allocator
+	// fetchParallel is Config.FetchParallel; locs holds the connections
+	// to the locations endpoints name.
+	fetchParallel int
+	locs          *locations
 }
 
 // Dial connects and, when a user is given, authenticates with Basic
@@ -109,7 +119,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
 	}
 	host, _, _ := net.SplitHostPort(cfg.Addr)
-	c := &Client{sql: sc, md: metadata.MD{}, mem: mem, compression: cfg.Compression, host: host}
+	c := &Client{sql: sc, md: metadata.MD{}, mem: mem, compression: cfg.Compression, host: host,
+		fetchParallel: cfg.FetchParallel, locs: newLocations(cfg)}
 	if cfg.Compression != "" {
 		c.md.Set(CompressionHeader, cfg.Compression)
 	}
@@ -141,8 +152,12 @@ func (c *Client) Context(ctx context.Context) context.Context {
 // SQL is the underlying arrow-go Flight SQL client; call it with Context.
 func (c *Client) SQL() *flightsql.Client { return c.sql }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.sql.Close() }
+// Close closes the connection and those to the locations of results'
+// endpoints.
+func (c *Client) Close() error {
+	err := c.sql.Close()
+	return errors.Join(err, c.locs.close())
+}
 
 // Exec runs DDL or DML and returns the rows changed.
 func (c *Client) Exec(ctx context.Context, sql string) (int64, error) {
@@ -161,13 +176,19 @@ func (c *Client) Query(ctx context.Context, sql string) (*Result, error) {
 	return c.fetch(ctx, info)
 }
 
+// fetch streams the result info describes; see endpoints.go.
 func (c *Client) fetch(ctx context.Context, info *flight.FlightInfo) (*Result, error) {
 	schema, err := flight.DeserializeSchema(info.GetSchema(), c.allocator())
 	if err != nil {
 		return nil, fmt.Errorf("read result schema: %w", err)
 	}
-	r := &Result{ctx: ctx, c: c, schema: schema, endpoints: info.GetEndpoint()}
+	r := &Result{ctx: ctx, c: c, schema: schema, mem: c.resultMem(schema), endpoints: info.GetEndpoint()}
 	r.refs = 1
+	if n := len(r.endpoints); n > 1 {
+		if w := c.fetchWorkers(n); w > 1 {
+			r.pool = startFetch(ctx, c, r.endpoints, r.mem, w)
+		}
+	}
 	return r, nil
 }
 
@@ -303,57 +324,72 @@ func (c *Client) ingest(ctx context.Context, rdr array.RecordReader, opts *fligh
 	return upd.GetRecordCount(), nil
 }
 
-// Result streams a query result across its endpoints, in order. It
-// implements array.RecordReader.
+// Result streams a query result across its endpoints: in order when
+// there is one endpoint or Config.FetchParallel is 1, else as the
+// endpoints' batches arrive. It implements array.RecordReader; it belongs
+// to one goroutine, and its owner must Release it, which stops its
+// fetching goroutines and frees every batch it still holds.
 type Result struct {
 	ctx       context.Context
 	c         *Client
 	schema    *arrow.Schema
+	mem       memory.Allocator
 	endpoints []*flight.FlightEndpoint
-	cur       *ipc.Reader
-	rec       arrow.RecordBatch
-	err       error
-	refs      int
+	// Fetched in order: cur reads endpoints[next-1].
+	next int
+	cur  *endpointReader
+	// Fetched in parallel.
+	pool *fetchPool
+	rec  arrow.RecordBatch // handed out by Next; owned until the next
+	err  error
+	refs int
 }
 
 // Schema is the result's schema.
 func (r *Result) Schema() *arrow.Schema { return r.schema }
 
-// Next reads the next batch.
+// Next reads the next batch, releasing the one before.
 func (r *Result) Next() bool {
-	for r.err == nil {
-		if r.cur == nil {
-			if len(r.endpoints) == 0 {
-				return false
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	if r.pool != nil {
+		r.rec = r.pool.recv()
+		if r.rec == nil {
+			if r.err = r.pool.error(); r.err != nil {
+				r.pool.stop()
 			}
-			ep := r.endpoints[0]
-			r.endpoints = r.endpoints[1:]
-			stream, err := r.c.sql.Client.DoGet(r.ctx, ep.GetTicket())
-			if err != nil {
-				r.err = err
-				return false
-			}
-			rdr, err := ipcx.NewFlightReader(stream, r.c.resultMem(r.schema))
-			if err != nil {
-				r.err = err
-				return false
-			}
-			r.cur = rdr
 		}
-		if r.cur.Next() {
-			r.rec = r.cur.RecordBatch()
+		return r.rec != nil
+	}
+	for {
+		if r.cur == nil {
+			if r.next == len(r.endpoints) {
+				return false
+			}
+			r.cur = newEndpointReader(r.ctx, r.c, r.endpoints, r.next, r.mem)
+			r.next++
+		}
+		rec, err := r.cur.next()
+		if rec != nil {
+			r.rec = rec
 			return true
 		}
-		if err := r.cur.Err(); err != nil && !errors.Is(err, io.EOF) {
-			r.err = err
-		}
-		r.cur.Release()
+		r.cur.close()
 		r.cur = nil
+		if err != nil {
+			r.err = err
+			return false
+		}
 	}
-	return false
 }
 
-// RecordBatch is the batch Next read.
+// RecordBatch is the batch Next read. It is valid until the next call to
+// Next or Release unless retained.
 func (r *Result) RecordBatch() arrow.RecordBatch { return r.rec }
 
 // Record is RecordBatch.
@@ -367,11 +403,22 @@ func (r *Result) Err() error { return r.err }
 // Retain adds a reference.
 func (r *Result) Retain() { r.refs++ }
 
-// Release drops a reference; the last one closes the stream.
+// Release drops a reference; the last one ends the result's calls, stops
+// its fetching goroutines and releases its batches.
 func (r *Result) Release() {
 	r.refs--
-	if r.refs == 0 && r.cur != nil {
-		r.cur.Release()
+	if r.refs != 0 {
+		return
+	}
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+	if r.cur != nil {
+		r.cur.close()
 		r.cur = nil
+	}
+	if r.pool != nil {
+		r.pool.stop()
 	}
 }
