@@ -55,8 +55,14 @@ func lakeRows(t testing.TB, from, to, perDay int64) array.RecordReader {
 // quiver.events, partitioned by day, in commits of per rows.
 func lakeTable(t testing.TB, dir string, n, per, perDay int64) *lakeice.Table {
 	t.Helper()
+	return lakeTableIn(t, lakeice.Config{Warehouse: "file://" + dir}, n, per, perDay)
+}
+
+// lakeTableIn is lakeTable for any lake.
+func lakeTableIn(t testing.TB, cfg lakeice.Config, n, per, perDay int64) *lakeice.Table {
+	t.Helper()
 	ctx := context.Background()
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + dir})
+	lk, err := lakeice.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
