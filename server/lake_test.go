@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -276,5 +279,46 @@ func TestLake_Pruning(t *testing.T) {
 				t.Errorf("read %.2f%% of the bytes, want at most %.0f%%", 100*share, 100*tc.maxShare)
 			}
 		})
+	}
+}
+
+// TestLake_Metadata lists the lake through Flight SQL's catalog calls.
+func TestLake_Metadata(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 100, 100, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx := c.Context(context.Background())
+	lake := "lake"
+	read := func(info *flight.FlightInfo, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := c.SQL().DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Release()
+		var out []string
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				var row []string
+				for j := 0; j < int(rec.NumCols()) && j < 4; j++ {
+					row = append(row, rec.Column(j).ValueStr(i))
+				}
+				out = append(out, strings.Join(row, "|"))
+			}
+		}
+		return out
+	}
+	schemas := read(c.SQL().GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{Catalog: &lake}))
+	if !slices.Contains(schemas, "lake|quiver") {
+		t.Errorf("GetDbSchemas(lake): %q", schemas)
+	}
+	tables := read(c.SQL().GetTables(ctx, &flightsql.GetTablesOpts{Catalog: &lake, IncludeSchema: true}))
+	if len(tables) != 1 || !strings.HasPrefix(tables[0], "lake|quiver|events|") {
+		t.Errorf("GetTables(lake): %q", tables)
 	}
 }
