@@ -22,3 +22,12 @@ func (c *Conn) runHook(ctx context.Context, sql string) error {
 	defer func() { c.inHook = false }()
 	return h(ctx, c, sql)
 }
+
+// WithoutHook runs fn with the database's PrepareHook off for statements
+// on c: for a hook's own bookkeeping on connections of its own.
+func (c *Conn) WithoutHook(fn func() error) error {
+	was := c.inHook
+	c.inHook = true
+	defer func() { c.inHook = was }()
+	return fn()
+}

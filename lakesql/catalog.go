@@ -169,7 +169,7 @@ func Attach(ctx context.Context, db *engine.DB, opts Options) (*Catalog, error) 
 		return nil, err
 	}
 	c.mu.Lock()
-	err = c.list(ctx, conn)
+	err = c.list(ctx)
 	c.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("attach lake: %w", err)
@@ -210,10 +210,25 @@ func (c *Catalog) Tables() []string {
 	return out
 }
 
+// maintain runs fn on a pooled connection of the catalog's own, with the
+// hook off: views are created and dropped outside any user's transaction.
+func (c *Catalog) maintain(ctx context.Context, fn func(conn *engine.Conn) error) error {
+	conn, err := c.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return conn.WithoutHook(func() error { return fn(conn) })
+}
+
 // list reads the lake's namespaces and tables and brings the views up to
 // date: new tables get a view, changed schemas a new one, dropped tables
 // lose theirs. c.mu is held.
-func (c *Catalog) list(ctx context.Context, conn *engine.Conn) error {
+func (c *Catalog) list(ctx context.Context) error {
+	return c.maintain(ctx, func(conn *engine.Conn) error { return c.listOn(ctx, conn) })
+}
+
+func (c *Catalog) listOn(ctx context.Context, conn *engine.Conn) error {
 	cat := c.opts.Lake.Catalog()
 	nss, err := cat.ListNamespaces(ctx, nil)
 	if err != nil {

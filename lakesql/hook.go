@@ -219,7 +219,7 @@ func (c *Catalog) resolve(ctx context.Context, conn *engine.Conn, s statement, i
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if time.Since(c.listed) > c.opts.Refresh {
-		if err := c.list(ctx, conn); err != nil {
+		if err := c.list(ctx); err != nil {
 			return nil, fmt.Errorf("read the lake's tables: %w", err)
 		}
 	}
@@ -232,16 +232,16 @@ func (c *Catalog) resolve(ctx context.Context, conn *engine.Conn, s statement, i
 		if !ok {
 			continue
 		}
-		v, err := c.viewFor(ctx, conn, ns, tbl)
+		v, err := c.viewFor(ctx, ns, tbl)
 		if err != nil {
 			return nil, err
 		}
 		if v == nil && !relisted && len(n.parts) == 3 {
 			relisted = true
-			if err := c.list(ctx, conn); err != nil {
+			if err := c.list(ctx); err != nil {
 				return nil, fmt.Errorf("read the lake's tables: %w", err)
 			}
-			if v, err = c.viewFor(ctx, conn, ns, tbl); err != nil {
+			if v, err = c.viewFor(ctx, ns, tbl); err != nil {
 				return nil, err
 			}
 		}
@@ -286,7 +286,7 @@ func (c *Catalog) lakeName(ctx context.Context, n name, cur *currentCatalog) (ns
 
 // viewFor returns the view of ns.name, creating it for a time-travel
 // name; nil when the lake has no such table. c.mu is held.
-func (c *Catalog) viewFor(ctx context.Context, conn *engine.Conn, ns, name string) (*view, error) {
+func (c *Catalog) viewFor(ctx context.Context, ns, name string) (*view, error) {
 	if v := c.views[viewKey(ns, name)]; v != nil {
 		return v, nil
 	}
@@ -312,11 +312,17 @@ func (c *Catalog) viewFor(ctx context.Context, conn *engine.Conn, ns, name strin
 	}
 	c.seq++
 	v := &view{ns: bv.ns, name: bv.name, spec: spec, snapshot: snap.SnapshotID, variable: fmt.Sprintf("quiver_lake_%d", c.seq), schemaID: -1}
-	if err := c.define(ctx, conn, v, tbl, schemaID); err != nil {
+	err = c.maintain(ctx, func(conn *engine.Conn) error {
+		if err := c.define(ctx, conn, v, tbl, schemaID); err != nil {
+			return err
+		}
+		c.trimTravel(ctx, conn)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	c.views[viewKey(ns, name)] = v
-	c.trimTravel(ctx, conn)
 	return v, nil
 }
 
