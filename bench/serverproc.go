@@ -94,3 +94,11 @@ func (p *ServerProc) Stop() {
 		p.cmd.Wait()
 	}
 }
+
+// Kill kills the server with SIGKILL, as a crash would, and waits for it.
+func (p *ServerProc) Kill() {
+	if p.cmd.Process != nil {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}
+}

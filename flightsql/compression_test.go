@@ -437,8 +437,10 @@ func TestCompression_AutoPicksNoneOnLoopback(t *testing.T) {
 				t.Fatalf("rows: got %d", n)
 			}
 		})
-		if got["none"] != 31 || len(got) != 1 {
-			t.Errorf("stream %d: batches by codec %v, want 31 uncompressed", i+1, got)
+		// 31 batches of 64K rows, or a few more when the server splits
+		// the table into parts of its own.
+		if got["none"] < 31 || len(got) != 1 {
+			t.Errorf("stream %d: batches by codec %v, want 31 or more, all uncompressed", i+1, got)
 		}
 	}
 }

@@ -2,7 +2,7 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,9 +61,9 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 }
 
 func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.FlightService_DoGetServer) error {
-	var h handle
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return invalidf("malformed statement handle: %v", err)
+	h, err := parseHandle(raw)
+	if err != nil {
+		return err
 	}
 	switch {
 	case h.Count != nil:
@@ -82,32 +82,58 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 			return toStatus(err)
 		}
 		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
-	case h.Query != "":
-		c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
-		if err != nil {
-			return err
-		}
-		defer release()
-		st, _, err := s.prepare(ctx, c, h.Query)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		rows, err := st.QueryTransient(ctx)
-		if err != nil {
-			return toStatus(err)
-		}
-		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
 	}
-	return invalidf("empty statement handle")
+	return s.doGetQuery(ctx, h, stream)
 }
 
-func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.FlightService_DoGetServer) error {
-	p, err := s.getPrepared(id)
+// doGetQuery runs a query ticket: its part, when it names one, with the
+// parameters it carries. The ticket came from the client, so its SQL is
+// checked like a fresh statement's: one statement, which the caller may
+// run, and which returns rows.
+func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightService_DoGetServer) error {
+	var params []arrow.RecordBatch
+	if h.Params != nil {
+		var err error
+		if params, err = decodeParams(h.Params); err != nil {
+			return err
+		}
+		defer releaseRecs(params)
+	}
+	ctx, sql, err := s.bindPart(ctx, h)
 	if err != nil {
 		return err
 	}
-	bound := p.takeBound()
+	c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
+	if err != nil {
+		return err
+	}
+	defer release()
+	st, err := c.Prepare(ctx, sql)
+	if errors.Is(err, engine.ErrScript) {
+		return invalidf("a statement ticket holds one statement")
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	defer st.Close()
+	if err := s.authorize(ctx, st); err != nil {
+		return err
+	}
+	if !st.IsQuery() {
+		return invalidf("the ticket's %s statement returns no rows; execute it as an update", st.Kind())
+	}
+	return s.runQuery(ctx, stream, st, params)
+}
+
+func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.FlightService_DoGetServer) error {
+	p, h, err := s.lookupPrepared(ctx, raw)
+	if err != nil {
+		return err
+	}
+	bound, _, _, err := s.boundParams(p, h)
+	if err != nil {
+		return err
+	}
 	defer releaseRecs(bound)
 	c, release, err := s.acquire(ctx, p.txn)
 	if err != nil {
@@ -122,6 +148,13 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 	if err := s.authorize(ctx, st); err != nil {
 		return err
 	}
+	return s.runQuery(ctx, stream, st, bound)
+}
+
+// runQuery streams st's result: once when it takes no parameters (any
+// bound are ignored), else once per parameter row, the results one after
+// another.
+func (s *Server) runQuery(ctx context.Context, stream flight.FlightService_DoGetServer, st *engine.Stmt, params []arrow.RecordBatch) error {
 	if st.NumParams() == 0 {
 		rows, err := st.QueryTransient(ctx)
 		if err != nil {
@@ -129,35 +162,50 @@ func (s *Server) doGetPrepared(ctx context.Context, id []byte, stream flight.Fli
 		}
 		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
 	}
-	if len(bound) == 0 {
+	if len(params) == 0 {
 		return invalidf("statement takes %d parameters and none are bound", st.NumParams())
 	}
-	// One result per parameter row, streamed one after another.
-	var next func() (*engine.Rows, error)
 	bi, row := 0, 0
-	next = func() (*engine.Rows, error) {
-		for bi < len(bound) && row >= int(bound[bi].NumRows()) {
+	next := func() (*engine.Rows, error) {
+		for bi < len(params) && row >= int(params[bi].NumRows()) {
 			bi, row = bi+1, 0
 		}
-		if bi == len(bound) {
+		if bi == len(params) {
 			return nil, nil
 		}
-		if err := st.BindRow(bound[bi], row); err != nil {
+		if err := bindRow(st, params[bi], row); err != nil {
 			return nil, err
 		}
 		row++
 		return st.QueryTransient(ctx)
 	}
 	// The first result's schema is the stream's: a column typed by a
-	// parameter (SELECT ? AS x) is null in p.dataset until values are bound.
+	// parameter (SELECT ? AS x) is null in the prepared schema until values
+	// are bound.
 	first, err := next()
 	if err != nil {
 		return toStatus(err)
 	}
 	if first == nil {
-		return s.streamRows(ctx, stream, p.dataset, nil, nil)
+		schema, err := st.Schema()
+		if err != nil {
+			return toStatus(err)
+		}
+		return s.streamRows(ctx, stream, schema, nil, nil)
 	}
 	return s.streamRows(ctx, stream, first.Schema(), []*engine.Rows{first}, next)
+}
+
+// bindRow is st.BindRow for parameters that may have come from a client's
+// ticket: Arrow data that got past validation yet is inconsistent makes an
+// InvalidArgument error, not a crash.
+func bindRow(st *engine.Stmt, rec arrow.RecordBatch, row int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = invalidf("parameter row %d: malformed Arrow data: %v", row, r)
+		}
+	}()
+	return st.BindRow(rec, row)
 }
 
 // acquireWith is acquire with the catalog and schema a ticket carries

@@ -22,11 +22,20 @@ import (
 // uploaded batch cost fresh, zeroed memory; quiver's reader receives the
 // bodies straight into the server's recycling allocator, and they go back
 // to it once DuckDB has inserted them.
+//
+// Every message's IPC metadata is checked (checkIPCMessage) before a
+// reader sees it: arrow-go's allocates by the counts a schema claims.
 func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	first := &ipcx.FlightMessage{}
 	if err := stream.RecvMsg(first); err != nil {
 		if errors.Is(err, io.EOF) {
 			return status.Error(codes.InvalidArgument, "DoPut: the stream ended before its first message")
+		}
+		return err
+	}
+	if err := checkHeader(first.Header); err != nil {
+		if first.Body != nil {
+			first.Body.Release()
 		}
 		return err
 	}
@@ -83,7 +92,14 @@ func (r *replayPut) Recv() (*flight.FlightData, error) {
 		r.first = nil
 		return fd, nil
 	}
-	return r.FlightService_DoPutServer.Recv()
+	fd, err := r.FlightService_DoPutServer.Recv()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHeader(fd.GetDataHeader()); err != nil {
+		return nil, err
+	}
+	return fd, nil
 }
 
 // replayMsg gives quiver's Flight reader the first message again, then
@@ -101,7 +117,30 @@ func (r *replayMsg) RecvMsg(m any) error {
 			return nil
 		}
 	}
-	return r.s.RecvMsg(m)
+	if err := r.s.RecvMsg(m); err != nil {
+		return err
+	}
+	if fm, ok := m.(*ipcx.FlightMessage); ok {
+		if err := checkHeader(fm.Header); err != nil {
+			if fm.Body != nil {
+				fm.Body.Release()
+				fm.Body = nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHeader checks an uploaded message's IPC metadata, if it has any.
+func checkHeader(h []byte) error {
+	if len(h) == 0 {
+		return nil
+	}
+	if _, err := checkIPCMessage(h); err != nil {
+		return status.Errorf(codes.InvalidArgument, "DoPut: %v", err)
+	}
+	return nil
 }
 
 // failedReader is an upload whose schema could not be read.

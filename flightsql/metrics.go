@@ -31,7 +31,7 @@ var (
 	})
 	preparedOpen = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_flight_prepared_statements_open",
-		Help: "Prepared statements clients hold.",
+		Help: "Prepared statements this server caches schemas and bound parameters for.",
 	})
 )
 

@@ -27,17 +27,27 @@ const maxBoundRows = 1 << 20
 // schemas and bound parameters, not a DuckDB connection: each execution
 // prepares on a pooled connection (or the transaction's), so an abandoned
 // handle costs a few bytes and no connection.
+//
+// The handle a client holds carries the SQL itself (preparedHandle), so
+// any replica can run it; this server's prepared map is only a cache, of
+// the schemas and of parameters bound here. A handle whose id this server
+// does not know is prepared again, and authorized again, from its SQL.
 type prepared struct {
 	id      string
 	sql     string
 	txn     []byte
+	handle  []byte // the encoded preparedHandle, without parameters
 	dataset *arrow.Schema
 	params  *arrow.Schema
 	isQuery bool
 
 	mu    sync.Mutex
 	bound []arrow.RecordBatch
-	last  time.Time
+	// boundIPC is bound encoded for a ticket, or nil when there is none
+	// or it cannot travel (boundLocal).
+	boundIPC   []byte
+	boundLocal bool
+	last       time.Time
 }
 
 func (p *prepared) idleSince(cutoff time.Time) bool {
@@ -46,26 +56,37 @@ func (p *prepared) idleSince(cutoff time.Time) bool {
 	return p.last.Before(cutoff)
 }
 
-func (p *prepared) setBound(recs []arrow.RecordBatch) {
+// setBound replaces the bound parameters and returns the handle that
+// carries them when they are small enough to travel, or the plain handle.
+func (p *prepared) setBound(recs []arrow.RecordBatch) []byte {
+	enc, ok := encodeParams(recs)
 	p.mu.Lock()
 	old := p.bound
-	p.bound = recs
+	p.bound, p.boundIPC, p.boundLocal = recs, enc, !ok
 	p.last = time.Now()
 	p.mu.Unlock()
-	for _, r := range old {
-		r.Release()
+	releaseRecs(old)
+	if !ok || enc == nil {
+		return p.handle
 	}
+	h, err := encodeHandle(p, enc)
+	if err != nil {
+		return p.handle
+	}
+	return h
 }
 
-// takeBound returns the bound parameters, retained for the caller.
-func (p *prepared) takeBound() []arrow.RecordBatch {
+// takeBound returns the bound parameters, retained for the caller, and
+// their encoding for a ticket (nil when there are none); local is true
+// when they are too large to travel.
+func (p *prepared) takeBound() (recs []arrow.RecordBatch, enc []byte, local bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = time.Now()
 	for _, r := range p.bound {
 		r.Retain()
 	}
-	return append([]arrow.RecordBatch(nil), p.bound...)
+	return append([]arrow.RecordBatch(nil), p.bound...), p.boundIPC, p.boundLocal
 }
 
 func (p *prepared) close() { p.setBound(nil) }
@@ -76,46 +97,54 @@ func releaseRecs(recs []arrow.RecordBatch) {
 	}
 }
 
-func (s *Server) getPrepared(h []byte) (*prepared, error) {
-	s.mu.Lock()
-	p := s.prepared[string(h)]
-	s.mu.Unlock()
-	if p == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown or closed prepared statement %q", h)
-	}
-	return p, nil
-}
-
 // CreatePreparedStatement prepares the statement once to learn its dataset
 // and parameter schemas and whether it is an update, which JDBC and ADBC
 // use to route it.
 func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	var res flightsql.ActionCreatePreparedStatementResult
-	c, release, err := s.acquire(ctx, req.GetTransactionId())
+	p, err := s.newPrepared(ctx, newID(), req.GetQuery(), req.GetTransactionId())
 	if err != nil {
 		return res, err
 	}
+	p = s.cachePrepared(p)
+	isUpdate := !p.isQuery
+	return flightsql.ActionCreatePreparedStatementResult{
+		Handle:          p.handle,
+		DatasetSchema:   p.dataset,
+		ParameterSchema: announcedParams(p.params),
+		IsUpdate:        &isUpdate,
+	}, nil
+}
+
+// newPrepared prepares sql once, checks the caller may run it, and
+// describes it: its dataset and parameter schemas and whether it is a
+// query.
+func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) (*prepared, error) {
+	c, release, err := s.acquire(ctx, txnID)
+	if err != nil {
+		return nil, err
+	}
 	defer release()
-	st, err := c.Prepare(ctx, req.GetQuery())
+	st, err := c.Prepare(ctx, sql)
 	if errors.Is(err, engine.ErrScript) {
 		// Unimplemented makes ADBC, which prepares everything it executes,
 		// run the script as a plain statement instead.
-		return res, status.Errorf(codes.Unimplemented, "%v; run a script as a statement", err)
+		return nil, status.Errorf(codes.Unimplemented, "%v; run a script as a statement", err)
 	}
 	if err != nil {
-		return res, toStatus(err)
+		return nil, toStatus(err)
 	}
 	defer st.Close()
 	if err := s.authorize(ctx, st); err != nil {
-		return res, err
+		return nil, err
 	}
-	p := &prepared{id: newID(), sql: req.GetQuery(), txn: req.GetTransactionId(), isQuery: st.IsQuery(), last: time.Now()}
+	p := &prepared{id: id, sql: sql, txn: txnID, isQuery: st.IsQuery(), last: time.Now()}
 	if p.params, err = st.ParamSchema(); err != nil {
-		return res, toStatus(err)
+		return nil, toStatus(err)
 	}
 	if p.isQuery {
 		if p.dataset, err = st.Schema(); err != nil {
-			return res, toStatus(err)
+			return nil, toStatus(err)
 		}
 	} else {
 		// No columns: the Flight SQL JDBC driver routes a prepared
@@ -123,17 +152,10 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		// empty; a Count column made it run DDL and DML as queries.
 		p.dataset = emptySchema
 	}
-	s.mu.Lock()
-	s.prepared[p.id] = p
-	s.mu.Unlock()
-	preparedOpen.Inc()
-	isUpdate := !p.isQuery
-	return flightsql.ActionCreatePreparedStatementResult{
-		Handle:          []byte(p.id),
-		DatasetSchema:   p.dataset,
-		ParameterSchema: announcedParams(p.params),
-		IsUpdate:        &isUpdate,
-	}, nil
+	if p.handle, err = encodeHandle(p, nil); err != nil {
+		return nil, status.Errorf(codes.Internal, "encode prepared statement handle: %v", err)
+	}
+	return p, nil
 }
 
 // announcedParams is the parameter schema sent to clients: TIMESTAMP and
@@ -165,32 +187,44 @@ func announcedParams(schema *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
-// ClosePreparedStatement forgets the statement and its parameters.
+// ClosePreparedStatement forgets the statement and the parameters bound to
+// it here. A well-formed handle this server holds nothing for (created on
+// another replica, or closed already) closes without error.
 func (s *Server) ClosePreparedStatement(_ context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
-	s.mu.Lock()
-	p := s.prepared[string(req.GetPreparedStatementHandle())]
-	delete(s.prepared, string(req.GetPreparedStatementHandle()))
-	s.mu.Unlock()
-	if p == nil {
-		return status.Errorf(codes.InvalidArgument, "unknown or closed prepared statement %q", req.GetPreparedStatementHandle())
+	h, err := parsePreparedHandle(req.GetPreparedStatementHandle())
+	if err != nil {
+		return err
 	}
-	preparedOpen.Dec()
-	p.close()
+	s.mu.Lock()
+	p := s.prepared[h.ID]
+	if p != nil && p.matches(h) {
+		delete(s.prepared, h.ID)
+	} else {
+		p = nil
+	}
+	s.mu.Unlock()
+	if p != nil {
+		preparedOpen.Dec()
+		p.close()
+	}
 	return nil
 }
 
 // GetSchemaPreparedStatement returns the dataset schema found at creation.
-func (s *Server) GetSchemaPreparedStatement(_ context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	p, err := s.getPrepared(cmd.GetPreparedStatementHandle())
+func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	p, _, err := s.lookupPrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(p.dataset, s.mem)}, nil
 }
 
-// DoPutPreparedStatementQuery binds parameter rows to a prepared query.
-func (s *Server) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
-	p, err := s.getPrepared(cmd.GetPreparedStatementHandle())
+// DoPutPreparedStatementQuery binds parameter rows to a prepared query. It
+// returns the handle the client uses from then on: one that carries the
+// parameters, when they are small enough, so that any replica can execute
+// it.
+func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
+	p, _, err := s.lookupPrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
@@ -198,8 +232,7 @@ func (s *Server) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql.Pr
 	if err != nil {
 		return nil, err
 	}
-	p.setBound(recs)
-	return []byte(p.id), nil
+	return p.setBound(recs), nil
 }
 
 // readParams reads every parameter batch of a DoPut, checking its width.
@@ -228,26 +261,91 @@ func readParams(r flight.MessageReader, p *prepared) ([]arrow.RecordBatch, error
 }
 
 // GetFlightInfoPreparedStatement runs a prepared update at once (with its
-// bound parameters), or returns the FlightInfo whose ticket runs the query.
+// bound parameters), or returns the FlightInfo whose tickets run the query.
+// Outside a transaction, with parameters that can travel, the tickets are
+// statement tickets that carry the SQL and the parameters, planned like a
+// statement's; otherwise the ticket is the handle, which this server runs
+// with the parameters bound here.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	p, err := s.getPrepared(cmd.GetPreparedStatementHandle())
+	p, h, err := s.lookupPrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
+	bound, enc, local, err := s.boundParams(p, h)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseRecs(bound)
 	if !p.isQuery {
-		bound := p.takeBound()
-		defer releaseRecs(bound)
 		n, err := s.execPrepared(ctx, p, bound)
 		if err != nil {
 			return nil, err
 		}
 		return s.statementInfo(desc, countSchema, handle{Count: &n})
 	}
-	schema, err := s.boundSchema(ctx, p)
+	schema, err := s.boundSchema(ctx, p, bound)
 	if err != nil {
 		return nil, err
 	}
-	return s.flightInfo(desc, schema, desc.GetCmd()), nil
+	if len(p.txn) > 0 || local || (p.params.NumFields() > 0 && len(bound) == 0) {
+		return s.flightInfo(desc, schema, desc.GetCmd()), nil
+	}
+	catalog, dbSchema := sessionDefaults(ctx)
+	th := handle{Query: p.sql, Catalog: catalog, Schema: dbSchema, Params: enc}
+	eps, err := s.queryEndpoints(ctx, th)
+	if err != nil {
+		return nil, err
+	}
+	return s.flightInfoEndpoints(desc, schema, eps), nil
+}
+
+// queryEndpoints plans a prepared query on a connection of its own: the
+// query is prepared and authorized there first, and only a read query is
+// planned.
+func (s *Server) queryEndpoints(ctx context.Context, h handle) ([]*flight.FlightEndpoint, error) {
+	if s.opts.Planner == nil {
+		return s.endpoints(ctx, nil, h)
+	}
+	c, release, err := s.acquire(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st, err := c.Prepare(ctx, h.Query)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	read := st.Access() == auth.AccessRead
+	err = s.authorize(ctx, st)
+	st.Close()
+	if err != nil {
+		return nil, err
+	}
+	if !read {
+		return s.endpoints(ctx, nil, h)
+	}
+	return s.endpoints(ctx, c, h)
+}
+
+// boundParams returns the parameters to run a prepared statement with,
+// retained for the caller: those the handle carries, else those bound on
+// this server. enc is their encoding for a ticket (nil when there are
+// none), and local is true when they are too large to travel.
+func (s *Server) boundParams(p *prepared, h preparedHandle) (recs []arrow.RecordBatch, enc []byte, local bool, err error) {
+	if h.Params == nil {
+		recs, enc, local = p.takeBound()
+		return recs, enc, local, nil
+	}
+	if recs, err = decodeParams(h.Params); err != nil {
+		return nil, nil, false, err
+	}
+	for _, rec := range recs {
+		if int(rec.NumCols()) != p.params.NumFields() {
+			releaseRecs(recs)
+			return nil, nil, false, invalidf("statement takes %d parameters, the handle's have %d columns", p.params.NumFields(), rec.NumCols())
+		}
+	}
+	return recs, h.Params, false, nil
 }
 
 // boundSchema is a prepared query's result schema for its bound
@@ -256,12 +354,10 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 // clients (ADBC) refuse a stream whose schema differs from the FlightInfo's;
 // so a read-only query is started with its first parameter row to learn the
 // real types.
-func (s *Server) boundSchema(ctx context.Context, p *prepared) (*arrow.Schema, error) {
+func (s *Server) boundSchema(ctx context.Context, p *prepared, bound []arrow.RecordBatch) (*arrow.Schema, error) {
 	if !hasNullField(p.dataset) {
 		return p.dataset, nil
 	}
-	bound := p.takeBound()
-	defer releaseRecs(bound)
 	first := -1
 	for i, rec := range bound {
 		if rec.NumRows() > 0 {
@@ -285,7 +381,10 @@ func (s *Server) boundSchema(ctx context.Context, p *prepared) (*arrow.Schema, e
 	if st.Access() != auth.AccessRead || st.NumParams() != int(bound[first].NumCols()) {
 		return p.dataset, nil
 	}
-	if err := st.BindRow(bound[first], 0); err != nil {
+	if err := s.authorize(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := bindRow(st, bound[first], 0); err != nil {
 		return nil, toStatus(err)
 	}
 	rows, err := st.Query(ctx)
@@ -310,7 +409,7 @@ func hasNullField(schema *arrow.Schema) bool {
 // INSERT … VALUES (?, …) runs as one columnar statement (batchparams.go);
 // anything else runs once per row in one transaction.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, r flight.MessageReader) (int64, error) {
-	p, err := s.getPrepared(cmd.GetPreparedStatementHandle())
+	p, h, err := s.lookupPrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, err
 	}
@@ -319,7 +418,9 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		return 0, err
 	}
 	if len(recs) == 0 {
-		recs = p.takeBound()
+		if recs, _, _, err = s.boundParams(p, h); err != nil {
+			return 0, err
+		}
 	}
 	defer releaseRecs(recs)
 	return s.execPrepared(ctx, p, recs)
@@ -376,7 +477,7 @@ func execRows(ctx context.Context, st *engine.Stmt, params []arrow.RecordBatch) 
 	var total int64
 	for _, rec := range params {
 		for row := 0; row < int(rec.NumRows()); row++ {
-			if err := st.BindRow(rec, row); err != nil {
+			if err := bindRow(st, rec, row); err != nil {
 				return 0, err
 			}
 			n, err := st.Exec(ctx)

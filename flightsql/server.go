@@ -51,6 +51,18 @@ type Options struct {
 	// Authorize, when set, is asked before a statement runs; it returns a
 	// PermissionDenied status error to refuse it.
 	Authorize func(ctx context.Context, stmt *engine.Stmt) error
+	// Planner, when set, may split a read query's result into several
+	// endpoints, each a part that any replica can fetch. Nil: every query
+	// has one endpoint. Replicas must configure the same planners.
+	Planner Planner
+	// Locations are the URIs clients reach the replicas at, this one's
+	// first, then its peers' (grpc+tcp://10.0.0.2:31337, grpc+tls://…).
+	// Endpoint i of a split result lists them all, rotated by i, so that
+	// clients spread the parts over the replicas. A result of one
+	// endpoint, and a ticket only this server can run (a transaction's, a
+	// held statement's), lists none: the client fetches it over the
+	// connection it has. Empty: no endpoint lists a location.
+	Locations []string
 }
 
 // MaxMessageSize is the gRPC message limit on both directions. Result
@@ -104,6 +116,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = 30 * time.Minute
+	}
+	if err := checkLocations(opts.Locations); err != nil {
+		return nil, err
 	}
 	s := &Server{
 		db:       db,
@@ -228,6 +243,7 @@ func (s *Server) reapOnce(now time.Time) {
 	for id, p := range s.prepared {
 		if p.idleSince(cutoff) {
 			delete(s.prepared, id)
+			preparedOpen.Dec()
 			p.close()
 		}
 	}

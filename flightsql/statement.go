@@ -2,32 +2,15 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
-
-// handle is what a statement ticket carries. A query ticket holds its SQL,
-// so it can be fetched again and survives a server restart; DDL and DML ran
-// when the FlightInfo was made, so their ticket carries the count.
-type handle struct {
-	Query   string `json:"q,omitempty"`
-	Txn     string `json:"t,omitempty"`
-	Catalog string `json:"c,omitempty"`
-	Schema  string `json:"s,omitempty"`
-	// Held names a statement that was prepared and kept for the fetch,
-	// because it followed other statements in a script.
-	Held string `json:"h,omitempty"`
-	// Count is the row count of a statement that already ran.
-	Count *int64 `json:"n,omitempty"`
-}
 
 // heldQuery is the last statement of a script, prepared on its connection
 // and waiting for its fetch.
@@ -47,7 +30,9 @@ var countSchema = arrow.NewSchema([]arrow.Field{{Name: "Count", Type: arrow.Prim
 
 // GetFlightInfoStatement plans a statement. DDL and DML run here, at once,
 // so they take effect whether or not the client fetches; a query is only
-// prepared, for its schema, and runs when fetched.
+// prepared, for its schema, and runs when fetched. A read query outside a
+// transaction goes to the Planner, which may split it into several
+// endpoints that any replica can serve.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	c, release, err := s.acquire(ctx, cmd.GetTransactionId())
 	if err != nil {
@@ -73,38 +58,50 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		release()
 		return nil, toStatus(err)
 	}
-	catalog, dbSchema := sessionDefaults(ctx)
-	h := handle{Query: cmd.GetQuery(), Txn: string(cmd.GetTransactionId()), Catalog: catalog, Schema: dbSchema}
 	if multi {
 		// The statements before it have run; keep the last one prepared.
-		h = handle{Held: newID()}
+		h := handle{Held: newID()}
 		s.mu.Lock()
 		s.held[h.Held] = &heldQuery{stmt: st, release: release, created: time.Now()}
 		s.mu.Unlock()
-	} else {
-		st.Close()
-		release()
+		return s.statementInfo(desc, schema, h)
 	}
-	return s.statementInfo(desc, schema, h)
+	defer release()
+	read := st.Access() == auth.AccessRead
+	st.Close()
+	catalog, dbSchema := sessionDefaults(ctx)
+	h := handle{Query: cmd.GetQuery(), Txn: string(cmd.GetTransactionId()), Catalog: catalog, Schema: dbSchema}
+	if h.Txn != "" || !read {
+		return s.statementInfo(desc, schema, h)
+	}
+	eps, err := s.endpoints(ctx, c, h)
+	if err != nil {
+		return nil, err
+	}
+	return s.flightInfoEndpoints(desc, schema, eps), nil
 }
 
+// statementInfo is the FlightInfo of one endpoint whose ticket is h.
 func (s *Server) statementInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, h handle) (*flight.FlightInfo, error) {
-	hb, err := json.Marshal(h)
+	tkt, err := statementTicket(h)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode ticket: %v", err)
-	}
-	tkt, err := flightsql.CreateStatementQueryTicket(hb)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode ticket: %v", err)
+		return nil, err
 	}
 	return s.flightInfo(desc, schema, tkt), nil
 }
 
+// flightInfo is the FlightInfo of one endpoint whose ticket is ticket.
 func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, ticket []byte) *flight.FlightInfo {
+	return s.flightInfoEndpoints(desc, schema, []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}})
+}
+
+// flightInfoEndpoints is the FlightInfo of a result in eps. Its row count
+// is unknown until fetched.
+func (s *Server) flightInfoEndpoints(desc *flight.FlightDescriptor, schema *arrow.Schema, eps []*flight.FlightEndpoint) *flight.FlightInfo {
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.mem),
 		FlightDescriptor: desc,
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		Endpoint:         eps,
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}

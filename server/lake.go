@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdata/quiver/flightsql"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/lakesql"
+	"github.com/quiverdata/quiver/split"
 )
 
 // LakeConfig makes an Iceberg lake's tables queryable as lake.<ns>.<table>.
@@ -80,4 +82,42 @@ func (s *Server) attachLake(ctx context.Context, lk *lakeice.Lake) error {
 	s.Lake = cat
 	s.log.Info("lake attached", "catalog", lakesql.CatalogName, "tables", strings.Join(cat.Tables(), ", "))
 	return nil
+}
+
+// planners split large results into endpoints: scans of large local
+// tables by rowid range, and scans of lake tables by groups of data files.
+// A local table is this server's own, so its parts list no other replica.
+// Replicas must list the same planners in the same order, so the lake's
+// comes last and a server without a lake still numbers the others alike.
+func (s *Server) planners() flightsql.Planner {
+	ps := flightsql.Planners{flightsql.Local{Planner: &split.Planner{DB: s.DB}}}
+	if s.Lake != nil {
+		ps = append(ps, s.Lake.Planner())
+	}
+	return ps
+}
+
+// locations are the URIs listed on the endpoints of a split result: this
+// server's advertised address, then its peers'. Without peers or an
+// advertised address, endpoints list none and clients fetch every part
+// over the connection they have.
+func (s *Server) locations(tls bool) []string {
+	if len(s.cfg.Peers) == 0 && s.cfg.Advertise == "" {
+		return nil
+	}
+	scheme := "grpc+tcp://"
+	if tls {
+		scheme = "grpc+tls://"
+	}
+	self := s.cfg.Advertise
+	if self == "" {
+		self = s.FlightAddr
+	}
+	out := []string{scheme + self}
+	for _, p := range s.cfg.Peers {
+		if p != self {
+			out = append(out, scheme+p)
+		}
+	}
+	return out
 }

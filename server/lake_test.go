@@ -163,6 +163,25 @@ func TestLake_Serve(t *testing.T) {
 		t.Errorf("count as of %s: got %d", at, got)
 	}
 
+	// A table created after the server started is there at once.
+	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	rdr = lakeRows(t, 0, 42, 1_000)
+	other, err := lk.Table(ctx, "staging", "late", rdr.Schema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "late", Ranges: map[int32]lakeice.Range{0: {Start: 0, End: 42, First: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	rdr.Release()
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.staging.late"); got != 42 {
+		t.Errorf("a table made after start: got %d", got)
+	}
+
 	// Listed like any table.
 	if got := queryInt(t, c, "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'lake' AND table_schema = 'quiver' AND table_name = 'events'"); got != 1 {
 		t.Errorf("information_schema: got %d", got)
@@ -213,6 +232,21 @@ func TestLake_Serve(t *testing.T) {
 	}
 	if _, err := db.Exec("DELETE FROM lake.quiver.events"); err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("MySQL delete: got %v", err)
+	}
+
+	// Inside a transaction that is rolled back, and after it.
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow("SELECT count(*) FROM lake.quiver.events WHERE id < 500").Scan(&n); err != nil || n != 500 {
+		t.Errorf("in a transaction: %d, %v", n, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM lake.quiver.events").Scan(&n); err != nil || n != 10_500 {
+		t.Errorf("after a rollback: %d, %v", n, err)
 	}
 }
 
@@ -321,4 +355,148 @@ func TestLake_Metadata(t *testing.T) {
 	if len(tables) != 1 || !strings.HasPrefix(tables[0], "lake|quiver|events|") {
 		t.Errorf("GetTables(lake): %q", tables)
 	}
+}
+
+// TestLake_Endpoints checks that a plain scan of a lake table is split
+// into endpoints by groups of data files, each read at one snapshot, and
+// that every row arrives exactly once; other queries keep one endpoint.
+func TestLake_Endpoints(t *testing.T) {
+	dir := t.TempDir()
+	tb := lakeTable(t, dir, 50_000, 5_000, 1_000)
+	srv := testutil.StartServer(t, server.Config{
+		DB:   filepath.Join(t.TempDir(), "q.duckdb"),
+		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}, PartBytes: 32 << 10},
+	})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	c := testutil.Dial(t, srv, client.Config{Allocator: mem})
+	ctx := context.Background()
+	cases := []struct {
+		query    string
+		split    bool
+		rows     int64
+		distinct bool
+	}{
+		{"SELECT * FROM lake.quiver.events", true, 50_000, true},
+		{"SELECT id, name FROM lake.quiver.events WHERE day >= DATE '2026-01-11' AND id % 3 = 0", true, 13_333, true},
+		{"SELECT id FROM lake.quiver.events ORDER BY id", false, 50_000, true},
+		{"SELECT count(*) AS n FROM lake.quiver.events", false, 1, false},
+		{"SELECT DISTINCT day FROM lake.quiver.events", false, 50, false},
+		{"SELECT id FROM lake.quiver.events LIMIT 10", false, 10, true},
+		{"SELECT e.id FROM lake.quiver.events e JOIN lake.quiver.events f USING (id)", false, 50_000, true},
+		{"SELECT id, sum(id) OVER () FROM lake.quiver.events", false, 50_000, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.query, func(t *testing.T) {
+			info, err := c.SQL().Execute(c.Context(ctx), tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if split := len(info.Endpoint) > 1; split != tc.split {
+				t.Errorf("endpoints: got %d, want split=%v", len(info.Endpoint), tc.split)
+			}
+			r, err := c.Query(ctx, tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			seen := map[int64]bool{}
+			var n int64
+			for r.Next() {
+				rec := r.RecordBatch()
+				n += rec.NumRows()
+				if !tc.distinct {
+					continue
+				}
+				ids := rec.Column(0).(*array.Int64)
+				for i := 0; i < ids.Len(); i++ {
+					if seen[ids.Value(i)] {
+						t.Fatalf("id %d twice", ids.Value(i))
+					}
+					seen[ids.Value(i)] = true
+				}
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.rows {
+				t.Errorf("rows: got %d, want %d", n, tc.rows)
+			}
+		})
+	}
+
+	// The parts of a result read the snapshot it was planned at, even when
+	// the table changes before they are fetched.
+	info, err := c.SQL().Execute(c.Context(ctx), "SELECT id FROM lake.quiver.events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr := lakeRows(t, 50_000, 60_000, 1_000)
+	if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: 50_000, End: 60_000}}}); err != nil {
+		t.Fatal(err)
+	}
+	rdr.Release()
+	var n int64
+	for _, ep := range info.Endpoint {
+		s, err := c.SQL().DoGet(c.Context(ctx), ep.Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.Next() {
+			n += s.RecordBatch().NumRows()
+		}
+		if err := s.Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
+	}
+	if n != 50_000 {
+		t.Errorf("rows of the parts planned before a commit: got %d, want 50000", n)
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 60_000 {
+		t.Errorf("count after the commit: got %d", got)
+	}
+}
+
+// TestLake_LocalSplitStaysHere checks that the parts of a large local
+// table list no other replica: only this server holds the table.
+func TestLake_LocalSplitStaysHere(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 100, 100, 1_000)
+	srv := testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), Peers: []string{"127.0.0.1:1"},
+		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+	})
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE big AS SELECT range AS id FROM range(2500000)"); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.SQL().Execute(c.Context(ctx), "SELECT id FROM big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) < 2 {
+		t.Fatalf("endpoints: got %d, want the table split", len(info.Endpoint))
+	}
+	for i, ep := range info.Endpoint {
+		if len(ep.Location) != 0 {
+			t.Errorf("endpoint %d of a local table lists %v", i, ep.Location)
+		}
+	}
+	if got := queryInt(t, c, "SELECT count(DISTINCT id) FROM big"); got != 2_500_000 {
+		t.Errorf("distinct: %d", got)
+	}
+	r, err := c.Query(ctx, "SELECT id FROM big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	if r.Err() != nil || n != 2_500_000 {
+		t.Errorf("fetched %d rows, %v", n, r.Err())
+	}
+	r.Release()
 }

@@ -26,7 +26,11 @@ type Security struct {
 	// TokenKey is the hex bearer-token signing key. Empty: a key file next
 	// to the database, created on first start, so tokens survive restarts.
 	TokenKey string
-	TokenTTL time.Duration
+	// TokenKeyFile is a file holding the key as hex, created with a new
+	// key when missing: replicas given the same file accept each other's
+	// tokens, and the key stays out of the process list.
+	TokenKeyFile string
+	TokenTTL     time.Duration
 }
 
 // UserSpec is one configured user.
@@ -90,8 +94,12 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 
 func tokenKey(cfg Config) ([]byte, error) {
 	switch {
+	case cfg.Security.TokenKey != "" && cfg.Security.TokenKeyFile != "":
+		return nil, fmt.Errorf("give --token-key or --token-key-file, not both")
 	case cfg.Security.TokenKey != "":
 		return auth.ParseKey(cfg.Security.TokenKey)
+	case cfg.Security.TokenKeyFile != "":
+		return auth.LoadOrCreateKey(cfg.Security.TokenKeyFile)
 	case cfg.DB == "" || cfg.DB == ":memory:":
 		return auth.NewKey()
 	}

@@ -157,6 +157,7 @@ func (s *Server) startFlight(sec *security) error {
 	if err != nil {
 		return fmt.Errorf("listen flight on %s: %w", s.cfg.FlightAddr, err)
 	}
+	s.FlightAddr = ln.Addr().String()
 	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
@@ -165,12 +166,13 @@ func (s *Server) startFlight(sec *security) error {
 		Authorize:          sec.authorize,
 		WrapService:        sec.wrap,
 		Compression:        s.cfg.Compression,
+		Planner:            s.planners(),
+		Locations:          s.locations(sec.tls != nil),
 	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	s.FlightAddr = ln.Addr().String()
 	go func() { s.errc <- s.Flight.Serve(ln) }()
 	s.stops = append(s.stops, namedStop{"flight", s.Flight.Shutdown})
 	s.cfg.Announce("flight", s.FlightAddr)

@@ -96,9 +96,10 @@ type serveFlags struct {
 	drain    time.Duration
 	lake     lakeFlags
 	// lakeCache, lakeCacheMB and lakePartMB configure serving the lake.
-	lakeCache               string
-	lakeCacheMB, lakePartMB int64
-	peers                   string
+	lakeCache   string
+	lakeCacheMB int64
+	lakePartMB  float64
+	peers       string
 }
 
 // newServeFlags declares serve's flags.
@@ -115,6 +116,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
 	fs.StringVar(&cfg.Security.TokenKey, "token-key", "", "hex bearer-token signing key (default: a key file next to the database)")
+	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same key accept each other's tokens")
 	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
 	fs.IntVar(&cfg.Threads, "threads", 0, "DuckDB worker threads (0: all cores)")
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB memory limit, e.g. 4GB")
@@ -126,7 +128,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	f.lake.registerCatalog(fs)
 	fs.StringVar(&f.lakeCache, "lake-cache", "", "directory for local copies of an s3:// lake's data files (default: lake-cache next to the database)")
 	fs.Int64Var(&f.lakeCacheMB, "lake-cache-mb", 8192, "cap on the lake cache, in MiB")
-	fs.Int64Var(&f.lakePartMB, "lake-part-mb", 64, "data per endpoint when a lake scan is split over several endpoints, in MiB")
+	fs.Float64Var(&f.lakePartMB, "lake-part-mb", 64, "data per endpoint when a lake scan is split over several endpoints, in MiB")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "HOST:PORT clients reach this server's Flight port at, listed on result endpoints (default: the Flight address when --peers is given)")
 	fs.StringVar(&f.peers, "peers", "", "comma-separated HOST:PORT Flight addresses of other replicas serving the same lake, or @FILE with one per line; listed on result endpoints so clients spread fetches and fail over")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -160,10 +162,10 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if f.lakeCacheMB <= 0 || f.lakePartMB <= 0 {
+		if f.lakeCacheMB <= 0 || f.lakePartMB*(1<<20) < 1 {
 			return usagef("--lake-cache-mb and --lake-part-mb must be positive")
 		}
-		cfg.Lake = &server.LakeConfig{Iceberg: lcfg, CacheDir: f.lakeCache, CacheBytes: f.lakeCacheMB << 20, PartBytes: f.lakePartMB << 20}
+		cfg.Lake = &server.LakeConfig{Iceberg: lcfg, CacheDir: f.lakeCache, CacheBytes: f.lakeCacheMB << 20, PartBytes: int64(f.lakePartMB * (1 << 20))}
 	} else if f.lake.catalog != "" {
 		return usagef("--catalog needs --lake: the warehouse the catalog's tables live in")
 	}
