@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -18,7 +18,7 @@ func TestLake_Tiny(t *testing.T) {
 		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
 		t.Setenv(k, "")
 	}
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"bench"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"bench"}})
 	const messages = 20_000
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

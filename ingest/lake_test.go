@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -260,7 +260,7 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 	var env []string
 	var s3cfg *iceberg.Config
 	if longTests {
-		sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"lake"}})
+		sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 		catalog := "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db"))
 		lakeArgs = []string{"--lake", "s3://lake/kill", "--catalog", catalog, "--s3-endpoint", sw.S3URL, "--s3-path-style", "--s3-region", sw.Region}
 		env = []string{"AWS_ACCESS_KEY_ID=" + sw.AccessKey, "AWS_SECRET_ACCESS_KEY=" + sw.SecretKey}

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -51,7 +51,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 		t.Skip("set QUIVER_LONG_TESTS=1")
 	}
 	bin := quiverBinary(t)
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"lake"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 	addrs := startCluster(t, lakeMemParts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -57,7 +57,7 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 // pipeline retries, pauses consumption once files pile up, resumes by
 // itself, and the lake ends with every message exactly once.
 func TestPipeline_LakeS3Faults(t *testing.T) {
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"lake"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 	proxy := newFaultProxy(t, sw.S3URL)
 	const n, parts = 24000, 3
 	addrs := startCluster(t, parts)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -55,11 +55,11 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts SeaweedFS and three quiver processes")
 	}
-	bin := testutil.QuiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"} {
 		t.Setenv(k, "")
 	}
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{TableBuckets: []string{"quiver-tables"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{TableBuckets: []string{"quiver-tables"}})
 	t.Setenv("AWS_ACCESS_KEY_ID", sw.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", sw.SecretKey)
 	t.Setenv("AWS_REGION", sw.Region)

@@ -19,12 +19,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/pgdriver"
 
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // The tests below run the lake against an Iceberg SQL catalog in a real
 // PostgreSQL server, started on 127.0.0.1 for the test (see
-// testutil.StartPostgres; QUIVER_SKIP_POSTGRES=1 skips them). Each test
+// testsvc.StartPostgres; QUIVER_SKIP_POSTGRES=1 skips them). Each test
 // gets its own server, so catalogs never mix.
 
 // openPostgresLake opens a lake over a file:// warehouse in dir with its
@@ -80,7 +80,7 @@ func catalogRows(t *testing.T, pgURL string) map[string]string {
 // table through PostgreSQL.
 func TestPostgresCatalogCommitFenceRead(t *testing.T) {
 	t.Parallel()
-	pgURL := testutil.StartPostgres(t)
+	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
 	mem := newAlloc(t)
 	dir := t.TempDir()
@@ -197,7 +197,7 @@ func TestPostgresCatalogCommitFenceRead(t *testing.T) {
 // catalog's compare-and-swap retry on the new metadata.
 func TestPostgresCatalogConcurrentLakes(t *testing.T) {
 	t.Parallel()
-	pgURL := testutil.StartPostgres(t)
+	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
 	mem := newAlloc(t)
 	dir := t.TempDir()
@@ -305,7 +305,7 @@ func (c *racingCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 // (and fences again) instead of failing or overwriting the other commit.
 func TestPostgresCatalogConflictRetry(t *testing.T) {
 	t.Parallel()
-	pgURL := testutil.StartPostgres(t)
+	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
 	mem := newAlloc(t)
 	dir := t.TempDir()
@@ -486,7 +486,7 @@ func recordReader(mem memory.Allocator, rows []row) array.RecordReader {
 // catalog database, as six processes starting together would, and has
 // each create its own table in one namespace at the same moment.
 func TestPostgresCatalogConcurrentStart(t *testing.T) {
-	pgURL := testutil.StartPostgres(t)
+	pgURL := testsvc.StartPostgres(t)
 	dir := t.TempDir()
 	const n = 6
 	var wg sync.WaitGroup

@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // These tests run the lake against a real object store and a real REST
@@ -37,7 +37,7 @@ func s3HermeticEnv(t *testing.T) {
 
 // seaweedS3 is the S3 part of a Config for sw: its endpoint, path-style
 // addressing, its region and its key pair.
-func seaweedS3(sw *testutil.Seaweed) S3Config {
+func seaweedS3(sw *testsvc.Seaweed) S3Config {
 	return S3Config{
 		Endpoint:        sw.S3URL,
 		Region:          sw.Region,
@@ -309,7 +309,7 @@ func s3Cycle(t *testing.T, open func(t *testing.T) *Lake, prefix string) {
 
 func TestLake_S3SQLCatalog(t *testing.T) {
 	s3HermeticEnv(t)
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"quiver-lake"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"quiver-lake"}})
 	catalogURI := "sqlite:///" + t.TempDir() + "/catalog.db"
 	cfg := Config{
 		Warehouse:  "s3://quiver-lake/lake",
@@ -330,7 +330,7 @@ func TestLake_S3SQLCatalog(t *testing.T) {
 
 func TestLake_S3RESTCatalog(t *testing.T) {
 	s3HermeticEnv(t)
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{TableBuckets: []string{"quiver-tables"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{TableBuckets: []string{"quiver-tables"}})
 	cfg := Config{
 		Warehouse:      "s3://quiver-tables",
 		CatalogURI:     sw.CatalogURL,
@@ -434,7 +434,7 @@ func s3ConcurrentCommitters(t *testing.T, open func(t *testing.T) *Lake, prefix 
 
 func TestLake_S3Errors(t *testing.T) {
 	s3HermeticEnv(t)
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
 	const wrongSecret = "not-the-right-key-0451"
 	good := seaweedS3(sw)
 	withSecret := func(s S3Config, secret string) S3Config {
@@ -675,7 +675,7 @@ func s3OpenConns(t *testing.T, port int) int {
 // S3 client for each operation; see sharedIO).
 func TestLake_S3ConnectionsBounded(t *testing.T) {
 	s3HermeticEnv(t)
-	sw := testutil.StartSeaweed(t, testutil.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
 	u, err := url.Parse(sw.S3URL)
 	if err != nil {
 		t.Fatal(err)
