@@ -83,8 +83,11 @@ type Catalog struct {
 	empty string
 	cache *fileCache
 
-	mu         sync.Mutex
-	views      map[string]*view // by viewKey
+	mu    sync.Mutex
+	views map[string]*view // by viewKey
+	// names counts the base views by lower-cased table name, for a
+	// quick look at whether a word may name a lake table.
+	names      map[string]int
 	namespaces map[string]string
 	listed     time.Time
 	seq        int
@@ -140,7 +143,7 @@ func Attach(ctx context.Context, db *engine.DB, opts Options) (*Catalog, error) 
 	if opts.MaxParts <= 0 {
 		opts.MaxParts = 64
 	}
-	c := &Catalog{opts: opts, db: db, log: opts.Logger, views: map[string]*view{}, namespaces: map[string]string{}}
+	c := &Catalog{opts: opts, db: db, log: opts.Logger, views: map[string]*view{}, names: map[string]int{}, namespaces: map[string]string{}}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -262,6 +265,9 @@ func (c *Catalog) listOn(ctx context.Context, conn *engine.Conn) error {
 			if err := c.define(ctx, conn, v, tbl, tbl.Metadata().CurrentSchema().ID); err != nil {
 				return err
 			}
+			if c.views[key] == nil {
+				c.names[strings.ToLower(name)]++
+			}
 			c.views[key] = v
 		}
 	}
@@ -272,6 +278,11 @@ func (c *Catalog) listOn(ctx context.Context, conn *engine.Conn) error {
 				return fmt.Errorf("drop view of %s.%s: %w", v.ns, v.name, err)
 			}
 			delete(c.views, key)
+			if v.spec == "" {
+				if c.names[strings.ToLower(v.name)]--; c.names[strings.ToLower(v.name)] <= 0 {
+					delete(c.names, strings.ToLower(v.name))
+				}
+			}
 		}
 	}
 	c.listed = time.Now()

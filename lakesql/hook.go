@@ -138,12 +138,7 @@ func (c *Catalog) mentions(toks []token) bool {
 // suffix) is a lake table in some namespace. c.mu is held.
 func (c *Catalog) known(name string) bool {
 	base, _, _ := strings.Cut(name, "@")
-	for _, v := range c.views {
-		if strings.EqualFold(v.name, base) {
-			return true
-		}
-	}
-	return false
+	return c.names[strings.ToLower(base)] > 0
 }
 
 // currentCatalog asks the connection for its current catalog and schema
