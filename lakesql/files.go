@@ -104,7 +104,8 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 }
 
 // group returns part i of n of files: contiguous runs of about equal
-// bytes, the same for the same files.
+// bytes, the same for the same files. With at least n files, no part is
+// empty.
 func group(files []planned, i, n int) []planned {
 	if n <= 1 {
 		return files
@@ -114,23 +115,22 @@ func group(files []planned, i, n int) []planned {
 		total += f.size
 	}
 	var out []planned
-	var before int64
+	var placed int64 // bytes in the parts before and in the current one
+	g, inGroup := 0, 0
 	for k, f := range files {
-		// A file belongs to the part its middle byte falls in; by count
-		// when sizes are unknown.
-		var g int
-		if total > 0 {
-			g = int((before + f.size/2) * int64(n) / total)
-		} else {
-			g = k * n / len(files)
-		}
-		if g >= n {
-			g = n - 1
+		if inGroup > 0 && g < n-1 {
+			// Move on when this part has its share of the bytes, or when
+			// the files left are just enough for one each in the parts
+			// left.
+			if placed*int64(n) >= total*int64(g+1) || len(files)-k <= n-1-g {
+				g, inGroup = g+1, 0
+			}
 		}
 		if g == i {
 			out = append(out, f)
 		}
-		before += f.size
+		placed += f.size
+		inGroup++
 	}
 	return out
 }

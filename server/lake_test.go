@@ -437,18 +437,23 @@ func TestLake_Endpoints(t *testing.T) {
 	}
 	rdr.Release()
 	var n int64
-	for _, ep := range info.Endpoint {
+	for i, ep := range info.Endpoint {
 		s, err := c.SQL().DoGet(c.Context(ctx), ep.Ticket)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var part int64
 		for s.Next() {
-			n += s.RecordBatch().NumRows()
+			part += s.RecordBatch().NumRows()
 		}
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
 		}
 		s.Release()
+		if part == 0 {
+			t.Errorf("endpoint %d of %d has no rows", i, len(info.Endpoint))
+		}
+		n += part
 	}
 	if n != 50_000 {
 		t.Errorf("rows of the parts planned before a commit: got %d, want 50000", n)

@@ -1,0 +1,50 @@
+package lakesql
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestGroup(t *testing.T) {
+	cases := []struct {
+		sizes []int64
+		n     int
+		want  string
+	}{
+		{[]int64{100, 10, 10}, 3, "[0] [1] [2]"},
+		{[]int64{10, 10, 100}, 3, "[0] [1] [2]"},
+		{[]int64{10, 10, 10, 10}, 2, "[0 1] [2 3]"},
+		{[]int64{10, 10, 10, 10, 10, 10}, 3, "[0 1] [2 3] [4 5]"},
+		{[]int64{50, 1, 1, 1, 1, 50}, 2, "[0 1 2] [3 4 5]"},
+		{[]int64{0, 0, 0}, 2, "[0] [1 2]"},
+		{[]int64{5}, 1, "[0]"},
+	}
+	for _, tc := range cases {
+		var files []planned
+		for k, s := range tc.sizes {
+			files = append(files, planned{path: fmt.Sprint(k), size: s})
+		}
+		got := ""
+		seen := 0
+		for i := range tc.n {
+			var idx []string
+			for _, f := range group(files, i, tc.n) {
+				idx = append(idx, f.path)
+			}
+			if len(idx) == 0 {
+				t.Errorf("%v in %d: part %d is empty", tc.sizes, tc.n, i)
+			}
+			seen += len(idx)
+			if i > 0 {
+				got += " "
+			}
+			got += fmt.Sprint(idx)
+		}
+		if seen != len(files) {
+			t.Errorf("%v in %d: %d files placed, want %d", tc.sizes, tc.n, seen, len(files))
+		}
+		if got != tc.want {
+			t.Errorf("%v in %d: got %s, want %s", tc.sizes, tc.n, got, tc.want)
+		}
+	}
+}
