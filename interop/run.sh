@@ -11,19 +11,27 @@
 #      Python suite (offline while the pom's hash matches its stamp);
 #   5. makes an Iceberg lake with interop/lake/lakegen: an in-process Kafka
 #      and two `bin/quiver ingest --lake` processes of one group;
-#   6. installs Debian's mariadb-client when the mysql CLI is missing;
-#   7. makes a throw-away TLS certificate with openssl;
-#   8. starts three fresh servers on free loopback ports, each with a user: a
+#   6. makes a second lake for the replicas, partitioned by hour so that it
+#      always has at least six data files (both suites use it);
+#   7. installs Debian's mariadb-client when the mysql CLI is missing;
+#   8. makes a throw-away TLS certificate with openssl;
+#   9. starts three fresh servers on free loopback ports, each with a user: a
 #      plain one (Flight, MySQL, HTTP), a TLS one (Flight only), and one
-#      whose default result compression is zstd (Flight, HTTP);
-#   9. runs the Python suite (pytest) and the Java suite (JUnit 5), both
-#      always, and stops the servers whatever happens.
+#      whose default result compression is zstd (Flight, HTTP); then three
+#      replicas serving the replicas' lake, each listing the others as peers;
+#  10. runs the Python suite (pytest) and the Java suite (JUnit 5), both
+#      always, restarting a replica the Python suite killed before the Java
+#      suite runs, and stops the servers whatever happens.
 #
 # The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_HTTP,
 # QUIVER_USER, QUIVER_PASSWORD, QUIVER_TLS_FLIGHT, QUIVER_TLS_CA,
 # QUIVER_ZSTD_FLIGHT and QUIVER_ZSTD_HTTP; the Python suite finds the lake in
 # QUIVER_LAKE_DIR, QUIVER_LAKE_MESSAGES, QUIVER_LAKE_PARTITIONS and
-# QUIVER_LAKE_GROUP, and Spark's jars in QUIVER_SPARK_JARS.
+# QUIVER_LAKE_GROUP, and Spark's jars in QUIVER_SPARK_JARS. Both suites find
+# the replicas in QUIVER_REPLICAS (their Flight addresses, comma-separated),
+# QUIVER_REPLICA_PIDS (their process ids, in the same order, for a test that
+# kills one) and QUIVER_REPLICA_MESSAGES (the rows of lake.quiver.events,
+# ids 0..N-1); QUIVER_REPLICAS is unset when the replicas' lake failed.
 #
 # Environment: PYTHON (default python3), MVN (default mvn), GO (default go),
 # PYTEST_ARGS and MVN_ARGS (extra arguments, e.g. PYTEST_ARGS="-k ingest"),
@@ -147,6 +155,28 @@ if [ "${INTEROP_ONLY:-python}" = python ]; then
 	fi
 fi
 
+step "replicas' lake (quiver ingest --lake, hourly partitions)"
+# The replicas split a scan into one endpoint per group of data files, so
+# the suites' ">= 4 endpoints" needs >= 4 files. The lake above has as few
+# as two (one per day) when one process happens to export everything at
+# once; this one has one file per hour at least, and its 20000 messages
+# span six hours.
+replica_lake=$work/replica-lake replica_messages=20000
+if [ -x "$work/lakegen" ] || "$GO" build -o "$work/lakegen" ./interop/lake/lakegen; then
+	if "$work/lakegen" -quiver "$root/bin/quiver" -proto "$root/interop/lake/events.proto" \
+		-dir "$replica_lake" -logs "$work/replica-lakegen" -messages "$replica_messages" \
+		-partitions 4 -procs 1 -group replicas -partition-by 'hour(_timestamp)'; then
+		echo "$(find "$replica_lake" -name '*.parquet' | wc -l) data files in $replica_lake"
+	else
+		echo "interop: making the replicas' lake failed" >&2
+		failed+=(replica-lake)
+		replica_lake=''
+	fi
+else
+	failed+=(replica-lake)
+	replica_lake=''
+fi
+
 step "mysql client"
 if ! command -v mysql >/dev/null 2>&1; then
 	echo "installing mariadb-client"
@@ -204,6 +234,55 @@ export QUIVER_TLS_FLIGHT=$addr_flight QUIVER_TLS_CA=$work/tls.crt
 start_server zstd http --db :memory: --flight 127.0.0.1:0 --mysql "" --http 127.0.0.1:0 --compression zstd
 export QUIVER_ZSTD_FLIGHT=$addr_flight QUIVER_ZSTD_HTTP=$addr_http
 
+# Three replicas of one lake. Each advertises its fixed address and lists
+# the other two, so every endpoint of a split scan names all three; they
+# share the user, the password and the token key, so a bearer token from
+# one is good at the others. Their ports are picked before they start
+# (each must know the others'), by binding port 0 and letting go of it.
+replica_addrs=() replica_pids=()
+# start_replica I starts replica I on replica_addrs[I], again after it died.
+start_replica() {
+	local i=$1 peers=() a
+	for a in "${replica_addrs[@]}"; do
+		[ "$a" = "${replica_addrs[$i]}" ] || peers+=("$a")
+	done
+	start_server "replica$i" flight --db :memory: --flight "${replica_addrs[$i]}" --mysql "" --http "" \
+		--lake "file://$replica_lake" --lake-part-mb 0.02 \
+		--advertise "${replica_addrs[$i]}" --peers "$(IFS=,; echo "${peers[*]}")" --token-key "$replica_key"
+	replica_pids[i]=${pids[-1]}
+	QUIVER_REPLICA_PIDS=$(IFS=,; echo "${replica_pids[*]}")
+	export QUIVER_REPLICA_PIDS
+}
+# restart_dead_replicas starts again, on the same address, every replica
+# that is no longer running (a test killed it).
+restart_dead_replicas() {
+	local i pid p keep=()
+	for i in "${!replica_pids[@]}"; do
+		pid=${replica_pids[$i]}
+		kill -0 "$pid" 2>/dev/null && continue
+		wait "$pid" 2>/dev/null || true
+		for p in "${pids[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+		pids=("${keep[@]}") keep=()
+		echo "replica$i (pid $pid) is gone; starting it again"
+		mv "$work/replica$i.log" "$work/replica$i-killed.log"
+		start_replica "$i"
+	done
+}
+if [ -n "$replica_lake" ]; then
+	read -r -a replica_ports < <("$PYTHON" -c '
+import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))')
+	[ "${#replica_ports[@]}" -eq 3 ] || die "could not pick three free ports for the replicas"
+	for port in "${replica_ports[@]}"; do replica_addrs+=("127.0.0.1:$port"); done
+	replica_key=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+	for i in 0 1 2; do start_replica "$i"; done
+	QUIVER_REPLICAS=$(IFS=,; echo "${replica_addrs[*]}")
+	export QUIVER_REPLICAS QUIVER_REPLICA_MESSAGES=$replica_messages
+fi
+
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the work tree
 if [ "${INTEROP_ONLY:-python}" = python ]; then
 	step "python suite (pytest)"
@@ -211,6 +290,7 @@ if [ "${INTEROP_ONLY:-python}" = python ]; then
 	"$venv/bin/python" -m pytest -p no:cacheprovider -ra "$root/interop/python" ${PYTEST_ARGS:-} || failed+=(python)
 fi
 if [ "${INTEROP_ONLY:-java}" = java ]; then
+	[ -z "$replica_lake" ] || restart_dead_replicas
 	step "java suite (JUnit 5)"
 	# shellcheck disable=SC2086
 	"$MVN" -B -ntp "${mvn_mode[@]}" -f "$pom" test ${MVN_ARGS:-} || failed+=(java)
