@@ -365,7 +365,7 @@ func (m *member) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offs
 	return offsets, nil
 }
 
-func (m *member) onAssigned(ctx context.Context, _ *kgo.Client, added map[string][]int32) {
+func (m *member) onAssigned(ctx context.Context, cl *kgo.Client, added map[string][]int32) {
 	for t, ps := range added {
 		if err := m.h.Assigned(ctx, t, ps); err != nil {
 			m.log.Error("cannot take on assigned partitions", "topic", t, "partitions", ps, "err", err)
@@ -390,7 +390,9 @@ func (m *member) onAssigned(ctx context.Context, _ *kgo.Client, added map[string
 	if len(added) > 0 {
 		m.log.Info("partitions assigned", "partitions", added)
 		if !m.h.StoredWins() {
-			go m.warnSharedGroup(ctx)
+			// The callback's client, not m.cl: the first assignment can
+			// come before NewClient has returned.
+			go m.warnSharedGroup(ctx, cl)
 		}
 	}
 }
@@ -399,10 +401,10 @@ func (m *member) onAssigned(ctx context.Context, _ *kgo.Client, added map[string
 // while positions live in this process's own database: a partition that
 // moves to another process then restarts from Kafka's committed offset,
 // which can lag what this process stored, so rows can be ingested twice.
-func (m *member) warnSharedGroup(ctx context.Context) {
+func (m *member) warnSharedGroup(ctx context.Context, cl *kgo.Client) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	groups, err := kadm.NewClient(m.cl).DescribeGroups(ctx, m.s.cfg.group)
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, m.s.cfg.group)
 	if err != nil {
 		return
 	}
