@@ -20,4 +20,16 @@
 // Handlers read the caller with [UserFromContext].
 //
 // The MySQL endpoint authenticates with [Store.VerifyNativePassword].
+//
+// A real server keeps its users in a users file ([ReadUsersFile],
+// [EditUsersFile]: Argon2id hashes, mode 0600), loaded into the Store by
+// [LoadUsersFile], which reloads it on request (SIGHUP) and serves the
+// admin-only quiver.user Flight action ([UsersFile.HandleAction]); quiver
+// user edits the same file with a [UserRequest]. A [Guard] given to the
+// Store with [WithGuard] rate-limits failed logins per user and per address
+// on every endpoint, and writes the logins to the audit log:
+//
+//	guard, _ := auth.NewGuard(auth.WithAuditLog(logger.With("audit", true)))
+//	users := auth.NewStore(auth.WithGuard(guard))
+//	file, _ := auth.LoadUsersFile("users", users, logger.With("audit", true))
 package auth

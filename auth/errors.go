@@ -17,4 +17,12 @@ var (
 	ErrBadToken = errors.New("invalid token")
 	// ErrUserExists is returned by Store.Add for a name already in use.
 	ErrUserExists = errors.New("user already exists")
+	// ErrEmptyPassword is returned for a user given an empty password.
+	ErrEmptyPassword = errors.New("empty password")
+	// ErrLastAdmin is returned rather than remove or demote the only
+	// admin, who alone may manage users on a running server.
+	ErrLastAdmin = errors.New("it is the only admin; make another user admin first")
+	// ErrRateLimited means a login was refused unchecked because its user
+	// or its address failed to log in too often lately (see Guard).
+	ErrRateLimited = errors.New("too many failed logins")
 )

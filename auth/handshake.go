@@ -41,7 +41,7 @@ func (a *Authenticator) Handshake(stream flight.FlightService_HandshakeServer) e
 	}
 	cred := callCreds{kind: credBasic, user: basic.GetUsername(), password: basic.GetPassword()}
 
-	u, err := a.users.Verify(cred.user, cred.password)
+	u, err := a.verify(ctx, cred)
 	if err != nil {
 		return a.reject(ctx, handshakeMethod, cred, err)
 	}

@@ -176,7 +176,7 @@ func (a *Authenticator) authenticate(ctx context.Context, method string) (contex
 
 	switch cred.kind {
 	case credBasic:
-		u, err := a.users.Verify(cred.user, cred.password)
+		u, err := a.verify(ctx, cred)
 		if err != nil {
 			return nil, nil, a.reject(ctx, method, cred, err)
 		}
@@ -197,6 +197,28 @@ func (a *Authenticator) authenticate(ctx context.Context, method string) (contex
 		return ctx, nil, nil
 	}
 	return nil, nil, a.reject(ctx, method, cred, nil)
+}
+
+// guardProto names Flight logins to the Store's Guard.
+const guardProto = "flight"
+
+// verify checks Basic credentials against the Store, asking its Guard
+// first and telling it the outcome, when it has one.
+func (a *Authenticator) verify(ctx context.Context, cred callCreds) (User, error) {
+	g, addr := a.users.Guard(), peerAddr(ctx)
+	if g == nil {
+		return a.users.Verify(cred.user, cred.password)
+	}
+	if err := g.Allow(guardProto, cred.user, addr); err != nil {
+		return User{}, err
+	}
+	u, err := a.users.Verify(cred.user, cred.password)
+	if err != nil {
+		g.Failed(guardProto, cred.user, addr, err)
+		return User{}, err
+	}
+	g.Succeeded(guardProto, u.Name, addr)
+	return u, nil
 }
 
 // login issues a token for a user who has just proved their password.
@@ -231,6 +253,14 @@ func (a *Authenticator) reject(ctx context.Context, method string, cred callCred
 	case errors.Is(err, ErrUnknownUser), errors.Is(err, ErrBadPassword):
 		a.log.Warn("authentication failed", attrs...)
 		return status.Errorf(codes.Unauthenticated, "authentication failed for user %q", cred.user)
+	case errors.Is(err, ErrRateLimited):
+		a.log.Warn("login refused", attrs...)
+		var le *LimitedError
+		wait := time.Second
+		if errors.As(err, &le) {
+			wait = max(le.Wait.Round(time.Second), time.Second)
+		}
+		return status.Errorf(codes.ResourceExhausted, "too many failed logins for user %q or from this address: try again in %v", cred.user, wait)
 	case errors.Is(err, ErrTokenExpired):
 		a.log.Info("token expired", attrs...)
 		return status.Error(codes.Unauthenticated, msgTokenExpired)

@@ -2,7 +2,9 @@ package auth
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,6 +28,17 @@ func NewKey() ([]byte, error) {
 		return nil, fmt.Errorf("read random key: %w", err)
 	}
 	return key, nil
+}
+
+// DeriveKey returns a KeyLen-byte key for purpose, derived from key with
+// HMAC-SHA256, so that one configured key (the token key) can sign several
+// kinds of thing without a signature of one kind ever passing for another.
+// Every process given the same key derives the same keys.
+func DeriveKey(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("quiver derived key\x00"))
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }
 
 // ParseKey decodes a signing key given as hex, for example from a flag. The

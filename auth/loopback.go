@@ -22,5 +22,5 @@ func RequireLoopback(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("listen address %q is not loopback: without users, quiver serves only on 127.0.0.1 or ::1; add --user and --password to listen elsewhere", addr)
+	return fmt.Errorf("listen address %q is not loopback: without users, quiver serves only on 127.0.0.1 or ::1; give it --users-file (see quiver user) to listen elsewhere", addr)
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -11,7 +12,8 @@ import (
 // maxNameLen bounds user names; MySQL itself allows 32 characters.
 const maxNameLen = 128
 
-// account is one stored user. It is immutable once in the Store.
+// account is one stored user. It is immutable once in the Store: a
+// password or role change replaces it.
 type account struct {
 	user   User
 	pw     passwordHash
@@ -32,13 +34,21 @@ type Store struct {
 	mu    sync.RWMutex
 	users map[string]*account
 
+	guard *Guard
 	sem   chan struct{}
 	dummy func() passwordHash // hashed against for unknown users
 }
 
+// StoreOption configures a Store.
+type StoreOption func(*Store)
+
+// WithGuard makes every endpoint that checks passwords against the Store
+// rate-limit and audit its logins through g (see Store.Guard).
+func WithGuard(g *Guard) StoreOption { return func(s *Store) { s.guard = g } }
+
 // NewStore returns an empty Store.
-func NewStore() *Store {
-	return &Store{
+func NewStore(opts ...StoreOption) *Store {
+	s := &Store{
 		users: make(map[string]*account),
 		sem:   make(chan struct{}, runtime.GOMAXPROCS(0)),
 		dummy: sync.OnceValue(func() passwordHash {
@@ -51,7 +61,16 @@ func NewStore() *Store {
 			return h
 		}),
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
+
+// Guard returns the login guard that endpoints ask before checking a
+// password and tell the outcome after, or nil when logins are neither
+// limited nor audited.
+func (s *Store) Guard() *Guard { return s.guard }
 
 // Add adds a user. The name must be non-empty, at most 128 bytes of
 // printable UTF-8, and contain no ':' (HTTP Basic credentials split on the
@@ -61,17 +80,13 @@ func (s *Store) Add(name, password string, role Role) error {
 	if err := validateName(name); err != nil {
 		return fmt.Errorf("add user: %w", err)
 	}
-	if password == "" {
-		return fmt.Errorf("add user %q: empty password", name)
-	}
 	if !role.Valid() {
 		return fmt.Errorf("add user %q: invalid role %v", name, role)
 	}
-	pw, err := newPasswordHash(password, defaultArgon)
+	acc, err := newAccount(User{Name: name, Role: role}, password)
 	if err != nil {
 		return fmt.Errorf("add user %q: %w", name, err)
 	}
-	acc := &account{user: User{Name: name, Role: role}, pw: pw, native: nativeStage2(password)}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -80,6 +95,124 @@ func (s *Store) Add(name, password string, role Role) error {
 	}
 	s.users[name] = acc
 	return nil
+}
+
+// newAccount hashes password for u.
+func newAccount(u User, password string) (*account, error) {
+	if password == "" {
+		return nil, ErrEmptyPassword
+	}
+	pw, err := newPasswordHash(password, defaultArgon)
+	if err != nil {
+		return nil, err
+	}
+	return &account{user: u, pw: pw, native: nativeStage2(password)}, nil
+}
+
+// SetPassword changes a user's password. Bearer tokens issued before stop
+// verifying (see Tokens.Verify). It returns ErrUnknownUser for a name not
+// in the Store.
+func (s *Store) SetPassword(name, password string) error {
+	acc := s.account(name)
+	if acc == nil {
+		return fmt.Errorf("change password of %q: %w", name, ErrUnknownUser)
+	}
+	next, err := newAccount(acc.user, password)
+	if err != nil {
+		return fmt.Errorf("change password of %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users[name] == nil {
+		return fmt.Errorf("change password of %q: %w", name, ErrUnknownUser)
+	}
+	s.users[name] = next
+	return nil
+}
+
+// SetRole changes a user's role; it takes effect on the user's next call.
+// It returns ErrUnknownUser for a name not in the Store, and ErrLastAdmin
+// rather than leave the Store without an admin.
+func (s *Store) SetRole(name string, role Role) error {
+	if !role.Valid() {
+		return fmt.Errorf("set role of %q: invalid role %v", name, role)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.users[name]
+	switch {
+	case acc == nil:
+		return fmt.Errorf("set role of %q: %w", name, ErrUnknownUser)
+	case acc.user.Role.IsAdmin() && !role.IsAdmin() && s.admins() == 1:
+		return fmt.Errorf("make %q %s: %w", name, role, ErrLastAdmin)
+	}
+	next := *acc
+	next.user.Role = role
+	s.users[name] = &next
+	return nil
+}
+
+// Delete removes a user. Bearer tokens already issued to the user stop
+// verifying. It returns ErrUnknownUser for a name not in the Store, and
+// ErrLastAdmin rather than remove the only admin.
+func (s *Store) Delete(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.users[name]
+	switch {
+	case acc == nil:
+		return fmt.Errorf("delete user %q: %w", name, ErrUnknownUser)
+	case acc.user.Role.IsAdmin() && s.admins() == 1:
+		return fmt.Errorf("delete user %q: %w", name, ErrLastAdmin)
+	}
+	delete(s.users, name)
+	return nil
+}
+
+// admins counts the admins. The caller holds s.mu.
+func (s *Store) admins() int {
+	n := 0
+	for _, acc := range s.users {
+		if acc.user.Role.IsAdmin() {
+			n++
+		}
+	}
+	return n
+}
+
+// Users returns every user, sorted by name.
+func (s *Store) Users() []User {
+	s.mu.RLock()
+	out := make([]User, 0, len(s.users))
+	for _, acc := range s.users {
+		out = append(out, acc.user)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b User) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// replaceUsers makes s hold exactly the users of from, atomically: a call
+// sees the old set or the new one. Tokens of users still there keep
+// verifying, so a reload drops no session.
+func (s *Store) replaceUsers(from *Store) {
+	from.mu.RLock()
+	users := make(map[string]*account, len(from.users))
+	for name, acc := range from.users {
+		users[name] = acc
+	}
+	from.mu.RUnlock()
+	s.mu.Lock()
+	s.users = users
+	s.mu.Unlock()
 }
 
 // Remove deletes a user and reports whether it existed. Bearer tokens

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -97,7 +99,38 @@ func (t *Tokens) TTL() time.Duration { return t.cfg.ttl }
 // tokenClaims is the JWT payload.
 type tokenClaims struct {
 	Role string `json:"role"`
+	// Stamp names the user's password when the token was issued (see
+	// Tokens.stamp): a token outlives no password change.
+	Stamp string `json:"pw,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// passwordHasher is a UserLookup that can tell a user's password apart
+// from the one before it (*Store can). Tokens over one are revoked by a
+// password change.
+type passwordHasher interface {
+	NativePasswordHash(name string) ([]byte, bool)
+}
+
+// stamp names name's current password, or is "" when the UserLookup
+// cannot tell: an HMAC, under the token key, of the password's unsalted
+// MySQL hash, truncated. It is the same in every process that has the key
+// and the password (replicas, a restarted server, users given as flags and
+// hashed afresh at each start), and tells nothing of the password to whom
+// does not hold the key.
+func (t *Tokens) stamp(name string) string {
+	ph, ok := t.users.(passwordHasher)
+	if !ok {
+		return ""
+	}
+	h, ok := ph.NativePasswordHash(name)
+	if !ok {
+		return ""
+	}
+	m := hmac.New(sha256.New, t.key)
+	m.Write([]byte("quiver password stamp\x00"))
+	m.Write(h)
+	return hex.EncodeToString(m.Sum(nil)[:8])
 }
 
 // Issue returns a signed token for u and the time it expires.
@@ -109,7 +142,8 @@ func (t *Tokens) Issue(u User) (string, time.Time, error) {
 	now := t.cfg.now()
 	expires := now.Add(t.cfg.ttl)
 	claims := tokenClaims{
-		Role: u.Role.String(),
+		Role:  u.Role.String(),
+		Stamp: t.stamp(u.Name),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    tokenIssuer,
 			Subject:   u.Name,
@@ -126,8 +160,9 @@ func (t *Tokens) Issue(u User) (string, time.Time, error) {
 	return signed, claims.ExpiresAt.Time, nil
 }
 
-// Verify checks a token's signature, issuer and expiry, and that its user
-// still exists. It returns the user as the store has it now, so a role
+// Verify checks a token's signature, issuer and expiry, that its user
+// still exists and, over a Store, that the user's password has not changed
+// since. It returns the user as the store has it now, so a role
 // change takes effect on the next call. Errors wrap ErrTokenExpired or
 // ErrBadToken.
 func (t *Tokens) Verify(token string) (User, error) {
@@ -144,6 +179,9 @@ func (t *Tokens) Verify(token string) (User, error) {
 	u, ok := t.users.Lookup(claims.Subject)
 	if !ok {
 		return User{}, fmt.Errorf("%w: user %q no longer exists", ErrBadToken, claims.Subject)
+	}
+	if stamp := t.stamp(claims.Subject); !hmac.Equal([]byte(stamp), []byte(claims.Stamp)) {
+		return User{}, fmt.Errorf("%w: the password of user %q changed", ErrBadToken, claims.Subject)
 	}
 	return u, nil
 }

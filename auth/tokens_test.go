@@ -208,3 +208,33 @@ func TestNewTokens(t *testing.T) {
 		t.Errorf("default TTL = %v, want %v", got, want)
 	}
 }
+
+// TestTokens_PasswordChange checks a password change revokes the tokens
+// issued before it, and that a token verifies in every process that has
+// the key and the same password, even where the password was hashed with
+// another salt (users given as flags on each replica).
+func TestTokens_PasswordChange(t *testing.T) {
+	users := newTestStore(t)
+	tokens := newTestTokens(t, testKey, users)
+	token, _, err := tokens.Issue(User{Name: "bob", Role: RoleReadWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := newTestTokens(t, testKey, newTestStore(t))
+	if _, err := replica.Verify(token); err != nil {
+		t.Errorf("on a replica with its own hash of the same password: %v", err)
+	}
+	if err := users.SetPassword("bob", "bob-new"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.Verify(token); !errors.Is(err, ErrBadToken) {
+		t.Errorf("after a password change: got %v, want %v", err, ErrBadToken)
+	}
+	fresh, _, err := tokens.Issue(User{Name: "bob", Role: RoleReadWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.Verify(fresh); err != nil {
+		t.Errorf("a token issued after the change: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
@@ -11,18 +10,24 @@ import (
 )
 
 // CancelFlightInfo stops the fetches of a FlightInfo that are running and
-// drops any statement held for it.
-func (s *Server) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
+// drops any statement held for it: the caller's own only. A ticket that is
+// not the caller's is refused with PermissionDenied.
+func (s *Server) CancelFlightInfo(ctx context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
 	st := flight.CancelStatusNotCancellable
 	for _, ep := range req.GetInfo().GetEndpoint() {
 		tkt := ep.GetTicket().GetTicket()
-		s.mu.Lock()
-		cancel := s.running[string(tkt)]
-		var hq *heldQuery
-		if id := heldID(tkt); id != "" {
-			hq = s.held[id]
-			delete(s.held, id)
+		id, err := s.heldID(ctx, tkt)
+		if err != nil {
+			return flight.CancelFlightInfoResult{Status: flight.CancelStatusUnspecified}, err
 		}
+		var hq *heldQuery
+		if id != "" {
+			if hq, err = s.takeHeld(ctx, id); err != nil {
+				return flight.CancelFlightInfoResult{Status: flight.CancelStatusUnspecified}, err
+			}
+		}
+		s.mu.Lock()
+		cancel := s.running[runningKey(ctx, tkt)]
 		s.mu.Unlock()
 		if cancel != nil {
 			cancel()
@@ -36,18 +41,20 @@ func (s *Server) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInf
 	return flight.CancelFlightInfoResult{Status: st}, nil
 }
 
-func heldID(tkt []byte) string {
+// heldID is the held statement a statement ticket names, or "" for any
+// other ticket. A statement ticket that is not the caller's is an error.
+func (s *Server) heldID(ctx context.Context, tkt []byte) (string, error) {
 	var a anypb.Any
 	if proto.Unmarshal(tkt, &a) != nil {
-		return ""
+		return "", nil
 	}
 	var t pb.TicketStatementQuery
 	if a.UnmarshalTo(&t) != nil {
-		return ""
+		return "", nil
 	}
-	var h handle
-	if json.Unmarshal(t.GetStatementHandle(), &h) != nil {
-		return ""
+	h, err := s.openTicket(ctx, t.GetStatementHandle())
+	if err != nil {
+		return "", err
 	}
-	return h.Held
+	return h.Held, nil
 }

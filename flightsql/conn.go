@@ -14,12 +14,14 @@ import (
 
 // txn is an open transaction: one connection pinned to it. Calls in the
 // transaction take its lock, so the connection is used by one call at a
-// time.
+// time. It belongs to the user who began it: nobody else may run
+// statements in it, read its uncommitted rows or end it.
 type txn struct {
-	id   string
-	mu   sync.Mutex
-	conn *engine.Conn
-	last time.Time // guarded by mu
+	id    string
+	owner string
+	mu    sync.Mutex
+	conn  *engine.Conn
+	last  time.Time // guarded by mu
 	// temps are temporary tables ingested in the transaction, dropped
 	// when it ends (guarded by mu).
 	temps []string
@@ -34,8 +36,9 @@ func (t *txn) idleSince(cutoff time.Time) bool {
 }
 
 // acquire returns the connection a call runs on and the function that
-// gives it back: the transaction's connection when txnID names one, else a
-// pooled connection. The session's catalog and schema are applied.
+// gives it back: the transaction's connection when txnID names one (which
+// must be the caller's), else a pooled connection. The session's catalog
+// and schema are applied.
 func (s *Server) acquire(ctx context.Context, txnID []byte) (*engine.Conn, func(), error) {
 	catalog, schema := sessionDefaults(ctx)
 	if len(txnID) > 0 {
@@ -44,6 +47,9 @@ func (s *Server) acquire(ctx context.Context, txnID []byte) (*engine.Conn, func(
 		s.mu.Unlock()
 		if t == nil {
 			return nil, nil, status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", txnID)
+		}
+		if t.owner != owner(ctx) {
+			return nil, nil, errNotOwner("transaction", string(txnID))
 		}
 		t.mu.Lock()
 		t.last = time.Now()

@@ -41,7 +41,7 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	s := v.s
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	key := string(t.GetTicket())
+	key := runningKey(ctx, t.GetTicket())
 	s.mu.Lock()
 	s.running[key] = cancel
 	s.mu.Unlock()
@@ -60,8 +60,24 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	return v.FlightServer.DoGet(t, stream)
 }
 
+// runningKey names a running fetch for CancelFlightInfo: its ticket, and
+// the caller, so that nobody cancels another user's fetch.
+func runningKey(ctx context.Context, ticket []byte) string {
+	return owner(ctx) + "\x00" + string(ticket)
+}
+
+// openTicket checks a statement ticket was signed for the caller and
+// decodes its handle.
+func (s *Server) openTicket(ctx context.Context, raw []byte) (handle, error) {
+	data, err := s.sign.open(kindTicket, owner(ctx), raw)
+	if err != nil {
+		return handle{}, err
+	}
+	return parseHandle(data)
+}
+
 func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.FlightService_DoGetServer) error {
-	h, err := parseHandle(raw)
+	h, err := s.openTicket(ctx, raw)
 	if err != nil {
 		return err
 	}
@@ -69,10 +85,10 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 	case h.Count != nil:
 		return s.writeCount(stream, *h.Count)
 	case h.Held != "":
-		s.mu.Lock()
-		hq := s.held[h.Held]
-		delete(s.held, h.Held)
-		s.mu.Unlock()
+		hq, err := s.takeHeld(ctx, h.Held)
+		if err != nil {
+			return err
+		}
 		if hq == nil {
 			return status.Error(codes.NotFound, "statement result was already fetched, canceled or expired; execute it again")
 		}

@@ -49,9 +49,14 @@ type replica struct {
 // uri is the replica's location.
 func (r *replica) uri() string { return "grpc+tcp://" + r.addr }
 
+// replicaKey is the ticket key every test replica shares, as replicas
+// given one --token-key-file do.
+var replicaKey = []byte("quiver test replicas' ticket key")
+
 // startReplicas starts n servers, each over its own in-memory database
-// loaded with setup, each with the split planner and every replica's
-// location (its own first). opts, when not nil, adjusts each one's options.
+// loaded with setup, each with the split planner, every replica's
+// location (its own first) and replicaKey. opts, when not nil, adjusts
+// each one's options.
 func startReplicas(t *testing.T, n int, setup string, opts func(i int, o *flightsql.Options)) []*replica {
 	t.Helper()
 	ctx := context.Background()
@@ -91,6 +96,7 @@ func startReplicas(t *testing.T, n int, setup string, opts func(i int, o *flight
 			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Planner:   flightsql.Planners{&split.Planner{DB: r.db}},
 			Locations: locs,
+			TicketKey: replicaKey,
 		}
 		if opts != nil {
 			opts(i, &o)

@@ -21,3 +21,19 @@ func ForgedSchemaMessage(t testing.TB) []byte {
 	binary.LittleEndian.PutUint32(meta[fields.start-4:], 0x7fffffff)
 	return meta
 }
+
+// Seal signs a statement ticket's handle (prepared false) or a prepared
+// statement's handle (prepared true) for user as a server whose ticket key
+// is key does: how a test forges what only a replica could make.
+func Seal(t testing.TB, key []byte, user string, prepared bool, handle []byte) []byte {
+	t.Helper()
+	kind := kindTicket
+	if prepared {
+		kind = kindPrepared
+	}
+	b, err := signer{key: key}.seal(kind, user, handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

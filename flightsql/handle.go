@@ -12,8 +12,10 @@ import (
 // replica needs to run it. ID keys what the server that saw the handle
 // caches for it: the statement's schemas and the parameters bound there.
 //
-// A handle comes back from the client, so it is parsed strictly
-// (parsePreparedHandle) and its SQL is authorized again wherever it is
+// The client holds it sealed (signer.seal) for the user who prepared the
+// statement: a handle that does not verify, or that another user
+// presents, is refused before it is parsed. It is then parsed strictly
+// (parsePreparedHandle), and its SQL is authorized again wherever it is
 // prepared again.
 type preparedHandle struct {
 	ID    string `json:"i"`
@@ -23,6 +25,16 @@ type preparedHandle struct {
 	// stream (base64 in the JSON), when they are at most maxTicketParams
 	// bytes: DoPut returns a handle that carries them.
 	Params []byte `json:"b,omitempty"`
+}
+
+// openPrepared checks a prepared statement's handle was signed for the
+// caller and decodes it.
+func (s *Server) openPrepared(ctx context.Context, raw []byte) (preparedHandle, error) {
+	data, err := s.sign.open(kindPrepared, owner(ctx), raw)
+	if err != nil {
+		return preparedHandle{}, err
+	}
+	return parsePreparedHandle(data)
 }
 
 // parsePreparedHandle decodes and checks a prepared statement's handle.
@@ -50,14 +62,15 @@ func (p *prepared) matches(h preparedHandle) bool {
 // lookupPrepared returns the statement a client's handle names: from this
 // server's cache, or prepared (and authorized) again from the handle's SQL
 // when it was created on another replica, or reaped, or the server
-// restarted. A handle that reuses a cached id for other SQL is refused.
+// restarted. A handle that is not the caller's, or reuses a cached id for
+// other SQL, is refused; the cache holds each user's statements apart.
 func (s *Server) lookupPrepared(ctx context.Context, raw []byte) (*prepared, preparedHandle, error) {
-	h, err := parsePreparedHandle(raw)
+	h, err := s.openPrepared(ctx, raw)
 	if err != nil {
 		return nil, h, err
 	}
 	s.mu.Lock()
-	p := s.prepared[h.ID]
+	p := s.prepared[preparedKey(owner(ctx), h.ID)]
 	s.mu.Unlock()
 	if p == nil {
 		if p, err = s.newPrepared(ctx, h.ID, h.Query, []byte(h.Txn)); err != nil {
@@ -76,20 +89,31 @@ func (s *Server) lookupPrepared(ctx context.Context, raw []byte) (*prepared, pre
 	return p, h, nil
 }
 
-// cachePrepared keeps p for its id and returns it, or the statement
-// another call cached for that id first.
+// preparedKey is what the prepared cache keys a statement by: its owner
+// and its id, so that one user's handles can never reach, or displace,
+// another's statement, whatever id they name.
+func preparedKey(owner, id string) string { return owner + "\x00" + id }
+
+// cachePrepared keeps p for its owner and id and returns it, or the
+// statement another call cached for them first.
 func (s *Server) cachePrepared(p *prepared) *prepared {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q := s.prepared[p.id]; q != nil {
+	key := preparedKey(p.owner, p.id)
+	if q := s.prepared[key]; q != nil {
 		return q
 	}
-	s.prepared[p.id] = p
+	s.prepared[key] = p
 	preparedOpen.Inc()
 	return p
 }
 
-// encodeHandle is the handle of p carrying params (nil: none).
+// encodeHandle is the handle of p carrying params (nil: none), sealed for
+// p's owner.
 func encodeHandle(p *prepared, params []byte) ([]byte, error) {
-	return json.Marshal(preparedHandle{ID: p.id, Query: p.sql, Txn: string(p.txn), Params: params})
+	b, err := json.Marshal(preparedHandle{ID: p.id, Query: p.sql, Txn: string(p.txn), Params: params})
+	if err != nil {
+		return nil, err
+	}
+	return p.sign.seal(kindPrepared, p.owner, b)
 }

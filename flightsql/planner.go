@@ -117,7 +117,7 @@ func (s *Server) endpoints(ctx context.Context, c *engine.Conn, h handle) ([]*fl
 		s.log.Debug("query split", "parts", len(parts), "locations", len(s.opts.Locations))
 	}
 	if len(parts) == 0 {
-		tkt, err := statementTicket(h)
+		tkt, err := s.statementTicket(ctx, h)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (s *Server) endpoints(ctx context.Context, c *engine.Conn, h handle) ([]*fl
 	eps := make([]*flight.FlightEndpoint, len(parts))
 	for i, part := range parts {
 		h.Part = part
-		tkt, err := statementTicket(h)
+		tkt, err := s.statementTicket(ctx, h)
 		if err != nil {
 			return nil, err
 		}
@@ -172,11 +172,15 @@ func (s *Server) rotatedLocations(i int) []*flight.Location {
 	return out
 }
 
-// statementTicket encodes h as a statement query ticket.
-func statementTicket(h handle) ([]byte, error) {
+// statementTicket encodes h as a statement query ticket, signed for the
+// caller.
+func (s *Server) statementTicket(ctx context.Context, h handle) ([]byte, error) {
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode ticket: %v", err)
+	}
+	if hb, err = s.sign.seal(kindTicket, owner(ctx), hb); err != nil {
+		return nil, err
 	}
 	tkt, err := flightsql.CreateStatementQueryTicket(hb)
 	if err != nil {

@@ -33,7 +33,11 @@ const maxBoundRows = 1 << 20
 // the schemas and of parameters bound here. A handle whose id this server
 // does not know is prepared again, and authorized again, from its SQL.
 type prepared struct {
-	id      string
+	id string
+	// owner is the user who prepared the statement; the handle is sealed
+	// for them with sign.
+	owner   string
+	sign    signer
 	sql     string
 	txn     []byte
 	handle  []byte // the encoded preparedHandle, without parameters
@@ -138,7 +142,7 @@ func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) 
 	if err := s.authorize(ctx, st); err != nil {
 		return nil, err
 	}
-	p := &prepared{id: id, sql: sql, txn: txnID, isQuery: st.IsQuery(), last: time.Now()}
+	p := &prepared{id: id, owner: owner(ctx), sign: s.sign, sql: sql, txn: txnID, isQuery: st.IsQuery(), last: time.Now()}
 	if p.params, err = st.ParamSchema(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -188,17 +192,19 @@ func announcedParams(schema *arrow.Schema) *arrow.Schema {
 }
 
 // ClosePreparedStatement forgets the statement and the parameters bound to
-// it here. A well-formed handle this server holds nothing for (created on
-// another replica, or closed already) closes without error.
-func (s *Server) ClosePreparedStatement(_ context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
-	h, err := parsePreparedHandle(req.GetPreparedStatementHandle())
+// it here. A well-formed handle of the caller's that this server holds
+// nothing for (created on another replica, or closed already) closes
+// without error.
+func (s *Server) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
+	h, err := s.openPrepared(ctx, req.GetPreparedStatementHandle())
 	if err != nil {
 		return err
 	}
+	key := preparedKey(owner(ctx), h.ID)
 	s.mu.Lock()
-	p := s.prepared[h.ID]
+	p := s.prepared[key]
 	if p != nil && p.matches(h) {
-		delete(s.prepared, h.ID)
+		delete(s.prepared, key)
 	} else {
 		p = nil
 	}
@@ -281,7 +287,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 		if err != nil {
 			return nil, err
 		}
-		return s.statementInfo(desc, countSchema, handle{Count: &n})
+		return s.statementInfo(ctx, desc, countSchema, handle{Count: &n})
 	}
 	schema, err := s.boundSchema(ctx, p, bound)
 	if err != nil {

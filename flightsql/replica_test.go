@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	quiverflight "github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/internal/testutil"
@@ -286,6 +287,39 @@ func preparedHandle(t *testing.T, fields map[string]any) []byte {
 // forgedIDn is another well-formed id for each n.
 func forgedIDn(n int) string { return fmt.Sprintf("%032x", n+1) }
 
+// signedTicket is a statement ticket holding handle, signed with the test
+// replicas' key for the anonymous user (the replicas run without
+// authentication): what only a replica could make, so that what the
+// server does with a malformed or hostile handle past the signature is
+// tested too.
+func signedTicket(t *testing.T, handle []byte) []byte {
+	t.Helper()
+	return mustTicket(t, quiverflight.Seal(t, replicaKey, auth.AnonymousName, false, handle))
+}
+
+// signedPrepared is handle signed as a prepared statement's handle, like
+// signedTicket.
+func signedPrepared(t *testing.T, handle []byte) []byte {
+	t.Helper()
+	return quiverflight.Seal(t, replicaKey, auth.AnonymousName, true, handle)
+}
+
+// unseal returns the handle inside a signed envelope, as JSON fields.
+func unseal(t *testing.T, env []byte) map[string]any {
+	t.Helper()
+	var e struct {
+		D json.RawMessage `json:"d"`
+	}
+	if err := json.Unmarshal(env, &e); err != nil {
+		t.Fatalf("the server's handle %q is not a signed envelope: %v", env, err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(e.D, &fields); err != nil {
+		t.Fatalf("the handle %q is not JSON: %v", e.D, err)
+	}
+	return fields
+}
+
 func TestReplica_MalformedTickets(t *testing.T) {
 	reps := startReplicas(t, 1, replicaSetup, nil)
 	noPlanner := startReplicas(t, 1, "CREATE TABLE big AS SELECT range AS id FROM range(10)", func(_ int, o *quiverflight.Options) {
@@ -311,12 +345,17 @@ func TestReplica_MalformedTickets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// A signed envelope holds JSON: a replica signs no other.
+			if json.Valid([]byte(tt.handle)) {
+				_, err := tryFetchRows(a.client, &flight.Ticket{Ticket: signedTicket(t, []byte(tt.handle))})
+				wantCode(t, err, codes.InvalidArgument, tt.msg)
+			}
 			_, err := tryFetchRows(a.client, &flight.Ticket{Ticket: mustTicket(t, []byte(tt.handle))})
-			wantCode(t, err, codes.InvalidArgument, tt.msg)
+			wantCode(t, err, codes.PermissionDenied, "not one this server issued")
 		})
 	}
 	t.Run("part on a server without a planner", func(t *testing.T) {
-		_, err := tryFetchRows(noPlanner[0].client, &flight.Ticket{Ticket: mustTicket(t, []byte(`{"q":"SELECT * FROM big","p":{"i":0,"part":{"lo":1}}}`))})
+		_, err := tryFetchRows(noPlanner[0].client, &flight.Ticket{Ticket: signedTicket(t, []byte(`{"q":"SELECT * FROM big","p":{"i":0,"part":{"lo":1}}}`))})
 		wantCode(t, err, codes.InvalidArgument, "plans no queries")
 	})
 	if _, first := queryAll(t, a.client, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'forged'"); first[0] != "0" {
@@ -329,10 +368,7 @@ func TestReplica_MalformedTickets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ps.Close(ctx)
-	var real map[string]any
-	if err := json.Unmarshal(ps.Handle(), &real); err != nil {
-		t.Fatalf("the server's handle %q is not JSON: %v", ps.Handle(), err)
-	}
+	real := unseal(t, ps.Handle())
 	for _, tt := range []struct {
 		name   string
 		handle []byte
@@ -347,15 +383,21 @@ func TestReplica_MalformedTickets(t *testing.T) {
 		{"script", preparedHandle(t, map[string]any{"i": forgedIDn(4), "q": "SELECT 1; SELECT 2"}), "script"},
 	} {
 		t.Run("prepared "+tt.name, func(t *testing.T) {
-			_, err := tryFetchRows(a.client, preparedTicket(t, tt.handle))
-			wantCode(t, err, codes.InvalidArgument, tt.msg)
-			// GetFlightInfo with the handle too.
-			desc, err := flightDescriptor(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: tt.handle})
-			if err != nil {
-				t.Fatal(err)
+			if json.Valid(tt.handle) {
+				h := signedPrepared(t, tt.handle)
+				_, err := tryFetchRows(a.client, preparedTicket(t, h))
+				wantCode(t, err, codes.InvalidArgument, tt.msg)
+				// GetFlightInfo with the handle too.
+				desc, err := flightDescriptor(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = a.client.SQL().Client.GetFlightInfo(ctx, desc)
+				wantCode(t, err, codes.InvalidArgument, tt.msg)
 			}
-			_, err = a.client.SQL().Client.GetFlightInfo(ctx, desc)
-			wantCode(t, err, codes.InvalidArgument, tt.msg)
+			// Unsigned, it is refused before it is read.
+			_, err := tryFetchRows(a.client, preparedTicket(t, tt.handle))
+			wantCode(t, err, codes.PermissionDenied, "not one this server issued")
 		})
 	}
 }
@@ -373,10 +415,18 @@ func flightDescriptor(cmd proto.Message) (*flight.FlightDescriptor, error) {
 }
 
 // TestReplica_ReadOnlyForgedTicket checks a read-only user cannot write by
-// forging a ticket or a prepared statement's handle: their SQL is
-// authorized like a fresh statement's.
+// forging a ticket or a prepared statement's handle: unsigned, it is
+// refused before its SQL is read; signed with the server's key (as if the
+// user had had the write role when it was issued, or had the key), its
+// SQL is still authorized like a fresh statement's.
 func TestReplica_ReadOnlyForgedTicket(t *testing.T) {
-	srv := testutil.StartServer(t, server.Config{Security: server.Security{Users: users}})
+	const tokenKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	srv := testutil.StartServer(t, server.Config{Security: server.Security{Users: users, TokenKey: tokenKey}})
+	rawKey, err := auth.ParseKey(tokenKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticketKey := auth.DeriveKey(rawKey, server.TicketKeyPurpose)
 	admin := testutil.Dial(t, srv, client.Config{User: "admin", Password: "admin-pw"})
 	if _, err := admin.Exec(context.Background(), "CREATE TABLE facts AS SELECT range AS n FROM range(10)"); err != nil {
 		t.Fatal(err)
@@ -392,9 +442,14 @@ func TestReplica_ReadOnlyForgedTicket(t *testing.T) {
 		t.Run(sql, func(t *testing.T) {
 			h, _ := json.Marshal(map[string]string{"q": sql})
 			_, err := tryFetchRows(reader, &flight.Ticket{Ticket: mustTicket(t, h)})
+			wantCode(t, err, codes.PermissionDenied, "not one this server issued")
+			_, err = tryFetchRows(reader, &flight.Ticket{Ticket: mustTicket(t, quiverflight.Seal(t, ticketKey, "reader", false, h))})
 			wantCode(t, err, codes.PermissionDenied, "read-only")
 
-			ph := preparedHandle(t, map[string]any{"i": forgedIDn(i), "q": sql})
+			unsigned := preparedHandle(t, map[string]any{"i": forgedIDn(i), "q": sql})
+			_, err = tryFetchRows(reader, preparedTicket(t, unsigned))
+			wantCode(t, err, codes.PermissionDenied, "not one this server issued")
+			ph := quiverflight.Seal(t, ticketKey, "reader", true, unsigned)
 			_, err = tryFetchRows(reader, preparedTicket(t, ph))
 			wantCode(t, err, codes.PermissionDenied, "read-only")
 			desc, err := flightDescriptor(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: ph})
@@ -414,11 +469,14 @@ func TestReplica_ReadOnlyForgedTicket(t *testing.T) {
 	if _, first := queryAll(t, admin, "SELECT count(*) FROM facts"); first[0] != "10" {
 		t.Errorf("rows after the forged tickets: got %s, want 10", first[0])
 	}
-	// The reader's own forged read runs.
+	// A read signed for the reader runs; signed for the admin, it does
+	// not.
 	h, _ := json.Marshal(map[string]string{"q": "SELECT n FROM facts WHERE n < 3"})
-	if rows, err := tryFetchRows(reader, &flight.Ticket{Ticket: mustTicket(t, h)}); err != nil || len(rows) != 3 {
-		t.Errorf("a forged read: got %v, %v; want 3 rows", rows, err)
+	if rows, err := tryFetchRows(reader, &flight.Ticket{Ticket: mustTicket(t, quiverflight.Seal(t, ticketKey, "reader", false, h))}); err != nil || len(rows) != 3 {
+		t.Errorf("a signed read: got %v, %v; want 3 rows", rows, err)
 	}
+	_, err = tryFetchRows(reader, &flight.Ticket{Ticket: mustTicket(t, quiverflight.Seal(t, ticketKey, "admin", false, h))})
+	wantCode(t, err, codes.PermissionDenied, "issued to another user")
 }
 
 // TestDoPut_ForgedSchema checks an upload whose schema claims more fields

@@ -5,6 +5,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
@@ -63,6 +65,28 @@ type Options struct {
 	// held statement's), lists none: the client fetches it over the
 	// connection it has. Empty: no endpoint lists a location.
 	Locations []string
+	// TicketKey signs the statement tickets and prepared statements'
+	// handles the server gives out (HMAC-SHA256), each for the user it is
+	// given to: a ticket that does not verify, or that another user
+	// presents, is refused with PermissionDenied before any of its SQL
+	// runs. Replicas given the same key run each other's tickets. It must
+	// be at least auth.KeyLen bytes and sign nothing else (derive it with
+	// auth.DeriveKey). Nil: a random key, so that tickets run only on this
+	// server and only until it stops.
+	TicketKey []byte
+	// Actions are extra DoAction types the server answers, each with the
+	// caller in its context (quiver.user is one). They are listed by
+	// ListActions after Flight SQL's own.
+	Actions map[string]Action
+}
+
+// Action is one DoAction type of the server's own.
+type Action struct {
+	// Description is what ListActions says of it.
+	Description string
+	// Do gets the action's body and returns the body of its one result,
+	// or a gRPC status error. The caller is in ctx (auth.UserFromContext).
+	Do func(ctx context.Context, body []byte) ([]byte, error)
 }
 
 // MaxMessageSize is the gRPC message limit on both directions. Result
@@ -94,6 +118,7 @@ type Server struct {
 	log  *slog.Logger
 	mem  memory.Allocator
 	opts Options
+	sign signer
 
 	inner  flight.FlightServer // arrow-go's router, for the calls quiver does not own
 	grpc   *grpc.Server
@@ -120,7 +145,18 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	if err := checkLocations(opts.Locations); err != nil {
 		return nil, err
 	}
+	key := opts.TicketKey
+	switch {
+	case key == nil:
+		var err error
+		if key, err = auth.NewKey(); err != nil {
+			return nil, fmt.Errorf("new flight sql server: %w", err)
+		}
+	case len(key) < auth.KeyLen:
+		return nil, fmt.Errorf("new flight sql server: ticket key is %d bytes, want at least %d", len(key), auth.KeyLen)
+	}
 	s := &Server{
+		sign:     signer{key: bytes.Clone(key)},
 		db:       db,
 		log:      opts.Logger.With("component", "flightsql"),
 		mem:      db.Allocator(),

@@ -124,16 +124,23 @@ func TestServer_Errors(t *testing.T) {
 		r.Release()
 	}
 
-	// Malformed tickets.
-	for _, tkt := range [][]byte{[]byte("garbage"), nil, mustTicket(t, []byte("not json"))} {
-		rdr, err := c.SQL().DoGet(ctx, &flight.Ticket{Ticket: tkt})
+	// Malformed tickets, and a statement ticket the server did not sign.
+	for _, tt := range []struct {
+		tkt  []byte
+		code codes.Code
+	}{
+		{[]byte("garbage"), codes.InvalidArgument},
+		{nil, codes.InvalidArgument},
+		{mustTicket(t, []byte("not json")), codes.PermissionDenied},
+	} {
+		rdr, err := c.SQL().DoGet(ctx, &flight.Ticket{Ticket: tt.tkt})
 		if err == nil {
 			for rdr.Next() {
 			}
 			err = rdr.Err()
 			rdr.Release()
 		}
-		wantCode(t, err, codes.InvalidArgument, "")
+		wantCode(t, err, tt.code, "")
 	}
 	// Runtime errors surface during the fetch with DuckDB's message.
 	r, err := c.Query(context.Background(), "SELECT CASE WHEN i = 70000 THEN error('boom at 70000') ELSE i END FROM range(100000) t(i)")
@@ -257,7 +264,7 @@ func TestServer_Prepared(t *testing.T) {
 		err = rdr.Err()
 		rdr.Release()
 	}
-	wantCode(t, err, codes.InvalidArgument, "prepared statement")
+	wantCode(t, err, codes.PermissionDenied, "prepared statement")
 }
 
 func TestServer_Transactions(t *testing.T) {

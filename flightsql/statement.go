@@ -13,8 +13,9 @@ import (
 )
 
 // heldQuery is the last statement of a script, prepared on its connection
-// and waiting for its fetch.
+// and waiting for its fetch by the user who ran the script (owner).
 type heldQuery struct {
+	owner   string
 	stmt    *engine.Stmt
 	release func()
 	created time.Time
@@ -23,6 +24,22 @@ type heldQuery struct {
 func (h *heldQuery) close() {
 	h.stmt.Close()
 	h.release()
+}
+
+// takeHeld removes and returns the held statement id names, if it is the
+// caller's; nil when there is none.
+func (s *Server) takeHeld(ctx context.Context, id string) (*heldQuery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hq := s.held[id]
+	if hq == nil {
+		return nil, nil
+	}
+	if hq.owner != owner(ctx) {
+		return nil, errNotOwner("statement result", id)
+	}
+	delete(s.held, id)
+	return hq, nil
 }
 
 // countSchema is the result schema of DDL and DML.
@@ -50,7 +67,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		if err != nil {
 			return nil, toStatus(err)
 		}
-		return s.statementInfo(desc, countSchema, handle{Count: &n})
+		return s.statementInfo(ctx, desc, countSchema, handle{Count: &n})
 	}
 	schema, err := st.Schema()
 	if err != nil {
@@ -62,9 +79,9 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		// The statements before it have run; keep the last one prepared.
 		h := handle{Held: newID()}
 		s.mu.Lock()
-		s.held[h.Held] = &heldQuery{stmt: st, release: release, created: time.Now()}
+		s.held[h.Held] = &heldQuery{owner: owner(ctx), stmt: st, release: release, created: time.Now()}
 		s.mu.Unlock()
-		return s.statementInfo(desc, schema, h)
+		return s.statementInfo(ctx, desc, schema, h)
 	}
 	defer release()
 	read := st.Access() == auth.AccessRead
@@ -72,7 +89,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	catalog, dbSchema := sessionDefaults(ctx)
 	h := handle{Query: cmd.GetQuery(), Txn: string(cmd.GetTransactionId()), Catalog: catalog, Schema: dbSchema}
 	if h.Txn != "" || !read {
-		return s.statementInfo(desc, schema, h)
+		return s.statementInfo(ctx, desc, schema, h)
 	}
 	eps, err := s.endpoints(ctx, c, h)
 	if err != nil {
@@ -81,9 +98,10 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	return s.flightInfoEndpoints(desc, schema, eps), nil
 }
 
-// statementInfo is the FlightInfo of one endpoint whose ticket is h.
-func (s *Server) statementInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, h handle) (*flight.FlightInfo, error) {
-	tkt, err := statementTicket(h)
+// statementInfo is the FlightInfo of one endpoint whose ticket is h,
+// signed for the caller.
+func (s *Server) statementInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, h handle) (*flight.FlightInfo, error) {
+	tkt, err := s.statementTicket(ctx, h)
 	if err != nil {
 		return nil, err
 	}

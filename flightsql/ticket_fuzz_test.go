@@ -59,6 +59,7 @@ func FuzzTicket(f *testing.F) {
 	f.Add([]byte(`{"q":"SELECT 1"} {}`), params[:len(params)/2])
 	f.Add([]byte(`{"n":1,"q":"x"}`), []byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, raw, params []byte) {
+		checkSealed(t, kindTicket, raw)
 		h, err := parseHandle(raw)
 		if err != nil {
 			if code := status.Code(err); code != codes.InvalidArgument {
@@ -107,6 +108,7 @@ func FuzzPreparedHandle(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkSealed(t, kindPrepared, raw)
 		h, err := parsePreparedHandle(raw)
 		if err != nil {
 			if code := status.Code(err); code != codes.InvalidArgument {
@@ -126,6 +128,56 @@ func FuzzPreparedHandle(f *testing.F) {
 			t.Fatalf("handle %q: encodes to %q, which parses to %+v, %v", raw, b, again, err)
 		}
 	})
+}
+
+// fuzzKey signs the envelopes of the fuzz tests.
+var fuzzKey = []byte("the fuzz tests' ticket key: 32 by")
+
+// checkSealed checks raw, as a client's envelope, is refused with
+// PermissionDenied and without a panic; and that raw, when it is JSON,
+// sealed for one user, opens to what it held for that user and for
+// nobody else, and not as another kind.
+func checkSealed(t *testing.T, kind string, raw []byte) {
+	t.Helper()
+	sg := signer{key: fuzzKey}
+	if _, err := sg.open(kind, "ann", raw); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("unsigned %q: got %v, want PermissionDenied", raw, err)
+	}
+	if !json.Valid(raw) {
+		return
+	}
+	env, err := sg.seal(kind, "ann", raw)
+	if err != nil {
+		t.Fatalf("seal %q: %v", raw, err)
+	}
+	data, err := sg.open(kind, "ann", env)
+	if err != nil {
+		t.Fatalf("open the envelope of %q: %v", raw, err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, raw); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := json.Compact(&got, data); err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal(want.Bytes(), &a) != nil || json.Unmarshal(got.Bytes(), &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("sealed %q, opened %q", raw, data)
+	}
+	other := kindTicket
+	if kind == kindTicket {
+		other = kindPrepared
+	}
+	for _, bad := range []struct{ kind, user string }{{kind, "bob"}, {kind, ""}, {other, "ann"}} {
+		if _, err := sg.open(bad.kind, bad.user, env); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("%q sealed for ann as a %s, opened by %q as a %s: got %v, want PermissionDenied", raw, kind, bad.user, bad.kind, err)
+		}
+	}
+	if _, err := (signer{key: []byte("another key, thirty-two bytes...")}).open(kind, "ann", env); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("%q opened with another key: got %v, want PermissionDenied", raw, err)
+	}
 }
 
 func TestParseHandle(t *testing.T) {

@@ -19,7 +19,7 @@ func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTr
 		c.Release()
 		return nil, toStatus(err)
 	}
-	t := &txn{id: newID(), conn: c, last: time.Now()}
+	t := &txn{id: newID(), owner: owner(ctx), conn: c, last: time.Now()}
 	s.mu.Lock()
 	s.txns[t.id] = t
 	s.mu.Unlock()
@@ -27,15 +27,22 @@ func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTr
 	return []byte(t.id), nil
 }
 
-// EndTransaction commits or rolls back, and frees the connection.
+// EndTransaction commits or rolls back, and frees the connection. Only
+// the user who began the transaction may end it.
 func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTransactionRequest) error {
 	id := string(req.GetTransactionId())
 	s.mu.Lock()
 	t := s.txns[id]
-	delete(s.txns, id)
+	mine := t != nil && t.owner == owner(ctx)
+	if mine {
+		delete(s.txns, id)
+	}
 	s.mu.Unlock()
-	if t == nil {
+	switch {
+	case t == nil:
 		return status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", id)
+	case !mine:
+		return errNotOwner("transaction", id)
 	}
 	txnsOpen.Dec()
 	t.mu.Lock()

@@ -1,7 +1,9 @@
 package mysqlwire
 
 import (
+	"errors"
 	"net"
+	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -59,9 +61,24 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 		u.Name = auth.AnonymousName
 	}
 	if !n.srv.authDisabled() {
+		g := guardOf(n.srv.opts.Users)
+		if g != nil {
+			var le *auth.LimitedError
+			if err := g.Allow(guardProto, user, host); errors.As(err, &le) {
+				authFailures.Inc()
+				return nil, mysql.NewSQLError(mysql.ERHostIsBlocked, mysql.SSUnknownSQLState,
+					"Too many failed logins for user '%s' or from '%s'; try again in %v", user, host, max(le.Wait.Round(time.Second), time.Second))
+			}
+		}
 		var err error
 		if u, err = n.srv.opts.Users.VerifyNativePassword(user, serverData[:len(serverData)-1], clientData); err != nil {
+			if g != nil {
+				g.Failed(guardProto, user, host, err)
+			}
 			return nil, denied()
+		}
+		if g != nil {
+			g.Succeeded(guardProto, u.Name, host)
 		}
 	}
 	if sess := sessionOf(c); sess != nil {
@@ -71,6 +88,18 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 		}
 	}
 	return callerID(u.Name), nil
+}
+
+// guardProto names MySQL logins to the login guard.
+const guardProto = "mysql"
+
+// guardOf is the login guard of users, which rate-limits and audits
+// logins (*auth.Store has one when the server gave it one), or nil.
+func guardOf(users Users) *auth.Guard {
+	if g, ok := users.(interface{ Guard() *auth.Guard }); ok {
+		return g.Guard()
+	}
+	return nil
 }
 
 // callerID is the user data vitess keeps on a connection.

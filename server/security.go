@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	duckdb "github.com/duckdb/duckdb-go-bindings"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -15,11 +17,24 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/flightsql"
 )
 
 // Security is who may connect and how.
 type Security struct {
+	// Users are the users given on the command line (--user). Their
+	// passwords are visible in the process list; UsersFile is the way to
+	// run a real server.
 	Users []UserSpec
+	// UsersFile is a users file (auth.ReadUsersFile: Argon2id hashes, mode
+	// 0600) to load the users from instead, and to keep in step with:
+	// Server.ReloadUsers reads it again, and admins change it through the
+	// quiver.user Flight action. It must hold at least one user.
+	UsersFile string
+	// AuditLog records logins, failed logins, user changes, DDL and
+	// statements refused for their role. Nil: the server's logger with
+	// the attribute audit=true.
+	AuditLog *slog.Logger
 	// TLSCert and TLSKey enable TLS on the Flight port; TLSClientCA
 	// additionally requires client certificates signed by it (mTLS).
 	TLSCert, TLSKey, TLSClientCA string
@@ -41,15 +56,40 @@ type UserSpec struct {
 
 type security struct {
 	users  *auth.Store
+	file   *auth.UsersFile // nil unless the users come from a file
+	audit  *slog.Logger
 	tokens *auth.Tokens
-	authn  *auth.Authenticator
-	tls    *tls.Config
-	unary  []grpc.UnaryServerInterceptor
-	stream []grpc.StreamServerInterceptor
+	// ticketKey signs statement tickets and prepared statements' handles;
+	// it is derived from the token key, so replicas sharing that key run
+	// each other's tickets.
+	ticketKey []byte
+	authn     *auth.Authenticator
+	tls       *tls.Config
+	unary     []grpc.UnaryServerInterceptor
+	stream    []grpc.StreamServerInterceptor
 }
 
 func (s *Server) setupSecurity(cfg Config) (*security, error) {
-	sec := &security{users: auth.NewStore()}
+	audit := cfg.Security.AuditLog
+	if audit == nil {
+		audit = s.log.With(logKeyAudit, true)
+	}
+	guard, err := auth.NewGuard(auth.WithAuditLog(audit))
+	if err != nil {
+		return nil, err
+	}
+	sec := &security{users: auth.NewStore(auth.WithGuard(guard)), audit: audit}
+	if cfg.Security.UsersFile != "" {
+		if len(cfg.Security.Users) > 0 {
+			return nil, fmt.Errorf("give --users-file or --user, not both")
+		}
+		if sec.file, err = auth.LoadUsersFile(cfg.Security.UsersFile, sec.users, audit); err != nil {
+			return nil, err
+		}
+		for _, u := range sec.users.Users() {
+			s.log.Info("user configured", "user", u.Name, "role", u.Role.String(), "file", cfg.Security.UsersFile)
+		}
+	}
 	for _, u := range cfg.Security.Users {
 		if err := sec.users.Add(u.Name, u.Password, u.Role); err != nil {
 			return nil, fmt.Errorf("add user %s: %w", u.Name, err)
@@ -70,6 +110,7 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 	if err != nil {
 		return nil, err
 	}
+	sec.ticketKey = auth.DeriveKey(key, TicketKeyPurpose)
 	var topts []auth.TokenOption
 	if cfg.Security.TokenTTL > 0 {
 		topts = append(topts, auth.WithTTL(cfg.Security.TokenTTL))
@@ -118,18 +159,56 @@ func (sec *security) wrap(srv flight.FlightServer) flight.FlightServer {
 	return sec.authn.WrapFlightServer(srv)
 }
 
+// TicketKeyPurpose is what the Flight SQL ticket key is derived for from
+// the token key (auth.DeriveKey): a program that signs tickets for a
+// quiver server, as tests do, derives it the same way.
+const TicketKeyPurpose = "flightsql tickets"
+
+// logKeyAudit marks the audit log's records.
+const logKeyAudit = "audit"
+
 // authorize refuses a statement the caller's role does not permit. A call
 // without a user is refused: the authentication interceptor puts one on
-// every call (the anonymous admin when no users are configured).
+// every call (the anonymous admin when no users are configured). DDL,
+// statements that need the admin role, and refusals are audited.
 func (sec *security) authorize(ctx context.Context, st *engine.Stmt) error {
 	u, ok := auth.UserFromContext(ctx)
 	if !ok {
 		return status.Error(codes.Unauthenticated, "no authenticated user on this call")
 	}
 	if err := st.Authorize(u); err != nil {
+		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String())
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
+	if audited(st) {
+		sec.audit.Info("statement", "user", u.Name, "statement", st.Kind(), "need", st.Access().String())
+	}
 	return nil
+}
+
+// audited reports whether a statement goes to the audit log: DDL, and
+// whatever needs the admin role (settings, files, extensions).
+func audited(st *engine.Stmt) bool {
+	switch st.Type() {
+	case duckdb.StatementTypeCreate, duckdb.StatementTypeCreateFunc, duckdb.StatementTypeDrop, duckdb.StatementTypeAlter:
+		return true
+	}
+	return st.Access() == auth.AccessAdmin
+}
+
+// actions are the server's own Flight actions: quiver.user, by which an
+// admin manages the users of a server that has a users file.
+func (sec *security) actions() map[string]flightsql.Action {
+	do := func(ctx context.Context, body []byte) ([]byte, error) {
+		if sec.file == nil {
+			return nil, status.Error(codes.FailedPrecondition, "this server's users come from --user flags, not a users file; start it with --users-file to manage users while it runs")
+		}
+		return sec.file.HandleAction(ctx, body)
+	}
+	return map[string]flightsql.Action{auth.UserActionType: {
+		Description: "manage users (admin only): a JSON {op: add|passwd|del|role|list, name, password, role}",
+		Do:          do,
+	}}
 }
 
 func listen(addr string, _ *security) (net.Listener, error) {

@@ -71,6 +71,7 @@ type Server struct {
 	MySQLAddr  string
 	HTTPAddr   string
 
+	sec   *security
 	stops []namedStop
 	errc  chan error
 }
@@ -107,6 +108,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.sec = sec
 
 	var lk *lakeice.Lake
 	var allowed []string
@@ -168,6 +170,8 @@ func (s *Server) startFlight(sec *security) error {
 		Compression:        s.cfg.Compression,
 		Planner:            s.planners(),
 		Locations:          s.locations(sec.tls != nil),
+		TicketKey:          sec.ticketKey,
+		Actions:            sec.actions(),
 	})
 	if err != nil {
 		ln.Close()
@@ -209,6 +213,17 @@ func (s *Server) startHTTP() error {
 	s.stops = append(s.stops, namedStop{"http", func(ctx context.Context) { hs.Shutdown(ctx) }})
 	s.cfg.Announce("http", s.HTTPAddr)
 	return nil
+}
+
+// ReloadUsers reads the users file again (quiver serve does on SIGHUP):
+// sessions go on, with the roles the file now gives; deleted users, and
+// users whose password changed, must log in again. A file that cannot be
+// read, or has no users, changes nothing.
+func (s *Server) ReloadUsers() error {
+	if s.sec == nil || s.sec.file == nil {
+		return errors.New("reload users: the server has no --users-file")
+	}
+	return s.sec.file.Reload()
 }
 
 // Err receives the first error a listener stops with.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quiverdata/quiver/auth"
@@ -38,8 +40,8 @@ type userFlags struct {
 
 // register adds --user, --password and --role to fs.
 func (u *userList) register(fs *flag.FlagSet) {
-	fs.Func("user", "create a user; repeat for more. The --password and --role that follow a --user, before the next --user, are that user's", u.add)
-	fs.Func("password", "password of the preceding --user (required for each)", u.setPassword)
+	fs.Func("user", "create a user; repeat for more. The --password and --role that follow a --user, before the next --user, are that user's (the password shows in the process list: prefer --users-file)", u.add)
+	fs.Func("password", "password of the preceding --user (required for each; visible to every local user in the process list)", u.setPassword)
 	fs.Func("role", "role of the preceding --user: admin (the default when a user has no --role), readwrite or readonly", u.setRole)
 }
 
@@ -112,6 +114,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for /metrics and /healthz; empty disables it")
 	users.register(fs)
+	fs.StringVar(&cfg.Security.UsersFile, "users-file", "", "users file (Argon2id hashes, mode 0600) that quiver user manages; read again on SIGHUP. Missing or empty: created with an admin user named admin, whose password comes from QUIVER_PASSWORD or a prompt")
 	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
@@ -154,8 +157,19 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if cfg.Security.Users, err = f.users.specs(); err != nil {
 		return err
 	}
+	if len(cfg.Security.Users) > 0 && cfg.Security.UsersFile != "" {
+		return usagef("give --users-file or --user, not both")
+	}
 	if cfg.Logger, err = newLogger(logLevel); err != nil {
 		return err
+	}
+	if len(cfg.Security.Users) > 0 {
+		cfg.Logger.Warn("--password puts passwords in the process list, where every local user can read them; keep users in a file instead: quiver user add NAME --users-file FILE, then quiver serve --users-file FILE")
+	}
+	if cfg.Security.UsersFile != "" {
+		if err := firstAdmin(cfg.Security.UsersFile); err != nil {
+			return err
+		}
 	}
 	if f.lake.lake != "" {
 		lcfg, err := f.lake.config()
@@ -177,15 +191,33 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
+	// SIGHUP reads the users file again. Without one, SIGHUP keeps its
+	// default: it ends the process.
+	hup := make(chan os.Signal, 1)
+	if cfg.Security.UsersFile != "" {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	printHints(srv, cfg)
 	if c.started != nil {
 		c.started(srv)
 	}
-	select {
-	case <-ctx.Done():
-		cfg.Logger.Info("shutting down", "drain", drain)
-	case err = <-srv.Err():
-		cfg.Logger.Error("listener failed", "err", err)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			cfg.Logger.Info("shutting down", "drain", drain)
+			break wait
+		case err = <-srv.Err():
+			cfg.Logger.Error("listener failed", "err", err)
+			break wait
+		case <-hup:
+			if err := srv.ReloadUsers(); err != nil {
+				cfg.Logger.Error("SIGHUP: users not reloaded; the users loaded before stay", "err", err)
+			} else {
+				cfg.Logger.Info("SIGHUP: users reloaded", "file", cfg.Security.UsersFile)
+			}
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
@@ -227,8 +259,11 @@ func printHints(srv *server.Server, cfg server.Config) {
 		scheme, jdbcTLS = "grpc+tls", "useEncryption=true"
 	}
 	user := ""
-	if len(cfg.Security.Users) > 0 {
+	switch {
+	case len(cfg.Security.Users) > 0:
 		user = cfg.Security.Users[0].Name
+	case cfg.Security.UsersFile != "":
+		user = "USER"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nquiver is ready (database %s)\n", cfg.DB)
@@ -247,7 +282,7 @@ func printHints(srv *server.Server, cfg server.Config) {
 		fmt.Fprintf(&b, "  metrics    : http://%s/metrics\n", srv.HTTPAddr)
 	}
 	if user == "" {
-		b.WriteString("  auth       : off (loopback only); add --user NAME --password PW to require it\n")
+		b.WriteString("  auth       : off (loopback only); add users with quiver user add NAME --users-file FILE and serve with --users-file FILE to require it\n")
 	}
 	if cfg.Demo {
 		b.WriteString("  demo data  : customers, products, orders; e.g. SELECT status, count(*), sum(quantity) FROM orders GROUP BY 1\n")
