@@ -72,7 +72,10 @@ type Options struct {
 	// 0 means 64 MiB. MaxParts caps the parts; 0 means 64.
 	PartBytes int64
 	MaxParts  int
-	Logger    *slog.Logger
+	// Replicas is how many servers the parts' endpoints list: parts are
+	// made a multiple of it, so the load spreads evenly.
+	Replicas int
+	Logger   *slog.Logger
 }
 
 // Catalog is a lake attached to a database.

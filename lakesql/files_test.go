@@ -48,3 +48,24 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestPartCount(t *testing.T) {
+	const mb = 1 << 20
+	cases := []struct {
+		bytes                     int64
+		files, maxParts, replicas int
+		want                      int
+	}{
+		{206 * mb, 6, 64, 0, 4},
+		{206 * mb, 6, 64, 3, 6},
+		{206 * mb, 5, 64, 3, 5},
+		{10 * mb, 6, 64, 3, 1},
+		{700 * mb, 40, 64, 3, 12},
+		{700 * mb, 40, 8, 3, 8},
+	}
+	for _, tc := range cases {
+		if got := partCount(tc.bytes, 64*mb, tc.files, tc.maxParts, tc.replicas); got != tc.want {
+			t.Errorf("partCount(%d MiB, %d files, max %d, %d replicas) = %d, want %d", tc.bytes/mb, tc.files, tc.maxParts, tc.replicas, got, tc.want)
+		}
+	}
+}

@@ -23,7 +23,17 @@ func (c *Catalog) Planner() *Planner { return &Planner{c: c} }
 // plain scan of one lake table (projection and filter, no aggregate,
 // window, DISTINCT, ORDER BY, LIMIT, join or subquery), whose planned
 // files hold more than one part's bytes.
-func (p *Planner) Plan(ctx context.Context, conn *engine.Conn, sql string) ([]json.RawMessage, error) {
+func (p *Planner) Plan(ctx context.Context, conn *engine.Conn, sql string) (parts []json.RawMessage, err error) {
+	// The statements Plan runs on conn are its own: the hook must not
+	// run for them (it would take c.mu, which resolve holds).
+	err = conn.WithoutHook(func() error {
+		parts, err = p.plan(ctx, conn, sql)
+		return err
+	})
+	return parts, err
+}
+
+func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]json.RawMessage, error) {
 	c := p.c
 	toks := tokens(sql)
 	if !c.mentions(toks) {
@@ -46,8 +56,7 @@ func (p *Planner) Plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 	if err != nil {
 		return nil, err
 	}
-	n := int((sp.bytes + c.opts.PartBytes - 1) / c.opts.PartBytes)
-	n = min(n, len(sp.files), c.opts.MaxParts)
+	n := partCount(sp.bytes, c.opts.PartBytes, len(sp.files), c.opts.MaxParts, c.opts.Replicas)
 	if n < 2 {
 		return nil, nil
 	}
@@ -60,6 +69,17 @@ func (p *Planner) Plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 		parts[i] = b
 	}
 	return parts, nil
+}
+
+// partCount is how many parts a scan of bytes in files is split into: one
+// per partBytes, rounded up to a multiple of the replicas so that each
+// serves as many parts, and never more than the files or maxParts.
+func partCount(bytes, partBytes int64, files, maxParts, replicas int) int {
+	n := int((bytes + partBytes - 1) / partBytes)
+	if replicas > 1 && n > 1 {
+		n = (n + replicas - 1) / replicas * replicas
+	}
+	return min(n, files, maxParts)
 }
 
 // Bind returns the context that runs one part of sql.

@@ -75,6 +75,7 @@ func (s *Server) attachLake(ctx context.Context, lk *lakeice.Lake) error {
 	lc := s.cfg.Lake
 	cat, err := lakesql.Attach(ctx, s.DB, lakesql.Options{
 		Lake: lk, CacheDir: lc.CacheDir, CacheBytes: lc.CacheBytes, PartBytes: lc.PartBytes, Logger: s.log,
+		Replicas: len(s.locations(false)),
 	})
 	if err != nil {
 		return err

@@ -505,3 +505,34 @@ func TestLake_LocalSplitStaysHere(t *testing.T) {
 	}
 	r.Release()
 }
+
+// TestLake_LocalTableNamedLikeALakeTable checks that a local table with a
+// lake table's name is read as the local one, and that planning its scan
+// does not deadlock (it once did: the planner's catalog lookup ran the
+// prepare hook, which waited for the lock the planner held).
+func TestLake_LocalTableNamedLikeALakeTable(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 1_000, 1_000, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "CREATE TABLE events AS SELECT range AS id FROM range(5000)"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Query(ctx, "SELECT id FROM events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	if r.Err() != nil || n != 5_000 {
+		t.Errorf("local events: %d rows, %v", n, r.Err())
+	}
+	r.Release()
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 1_000 {
+		t.Errorf("lake events: %d", got)
+	}
+}
