@@ -142,13 +142,8 @@ const linkPrefix = "qvlink-"
 
 // setupLink builds the shaped link, or says why it cannot.
 func setupLink(ctx context.Context, cfg LinkConfig) (*netLink, error) {
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("%w: needs root to create network namespaces (run as root, or skip with --skip-link)", ErrLinkUnavailable)
-	}
-	for _, tool := range []string{"ip", "tc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("%w: %s not found: install iproute2 (apt-get install -y iproute2)", ErrLinkUnavailable, tool)
-		}
+	if err := netnsAvailable("or skip with --skip-link"); err != nil {
+		return nil, err
 	}
 	removeStaleLinks(ctx)
 	pid := os.Getpid()
@@ -164,19 +159,11 @@ func setupLink(ctx context.Context, cfg LinkConfig) (*netLink, error) {
 		}
 		l.created = append(l.created, ns)
 	}
-	steps := [][]string{
-		{"ip", "link", "add", l.srvDev, "type", "veth", "peer", "name", l.cliDev},
-		{"ip", "link", "set", l.srvDev, "netns", l.srvNS},
-		{"ip", "link", "set", l.cliDev, "netns", l.cliNS},
-		{"ip", "-n", l.srvNS, "addr", "add", l.srvAddr + "/30", "dev", l.srvDev},
-		{"ip", "-n", l.cliNS, "addr", "add", l.cliAddr + "/30", "dev", l.cliDev},
-		{"ip", "-n", l.srvNS, "link", "set", "lo", "up"},
-		{"ip", "-n", l.cliNS, "link", "set", "lo", "up"},
-		{"ip", "-n", l.srvNS, "link", "set", l.srvDev, "up"},
-		{"ip", "-n", l.cliNS, "link", "set", l.cliDev, "up"},
-		{"tc", "-n", l.srvNS, "qdisc", "add", "dev", l.srvDev, "root", "tbf", "rate", cfg.Rate, "burst", cfg.Burst, "latency", cfg.Latency},
-		{"tc", "-n", l.cliNS, "qdisc", "add", "dev", l.cliDev, "root", "tbf", "rate", cfg.Rate, "burst", cfg.Burst, "latency", cfg.Latency},
-	}
+	steps := shapedVethSteps(vethEnd{l.srvNS, l.srvDev, l.srvAddr + "/30"}, vethEnd{l.cliNS, l.cliDev, l.cliAddr + "/30"},
+		tbfShape{cfg.Rate, cfg.Burst, cfg.Latency})
+	steps = append(steps,
+		[]string{"ip", "-n", l.srvNS, "link", "set", "lo", "up"},
+		[]string{"ip", "-n", l.cliNS, "link", "set", "lo", "up"})
 	for _, s := range steps {
 		if err := runCmd(ctx, s[0], s[1:]...); err != nil {
 			l.teardown()
@@ -191,12 +178,67 @@ func setupLink(ctx context.Context, cfg LinkConfig) (*netLink, error) {
 // teardown deletes the namespaces (and with them the veth pair). It runs
 // with a fresh context: it must work after the suite's was canceled.
 func (l *netLink) teardown() {
+	deleteNamespaces(l.created)
+	l.created = nil
+}
+
+// netnsAvailable says why network namespaces and tc cannot be used here
+// (not root, no iproute2), wrapping ErrLinkUnavailable; hint says how to
+// do without them.
+func netnsAvailable(hint string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: needs root to create network namespaces (run as root, %s)", ErrLinkUnavailable, hint)
+	}
+	for _, tool := range []string{"ip", "tc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%w: %s not found: install iproute2 (apt-get install -y iproute2)", ErrLinkUnavailable, tool)
+		}
+	}
+	return nil
+}
+
+// deleteNamespaces deletes the network namespaces names (and with them
+// their veth ends and the pairs), best effort. It runs with a fresh
+// context: it must work after a suite's was canceled.
+func deleteNamespaces(names []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, ns := range l.created {
+	for _, ns := range names {
 		ipCmd(ctx, "netns", "del", ns)
 	}
-	l.created = nil
+}
+
+// vethEnd is one end of a veth pair: its namespace ("" for this
+// process's own), device name, and address with its prefix length.
+type vethEnd struct{ ns, dev, addr string }
+
+// tbfShape is the tc tbf qdisc that shapes each end's egress.
+type tbfShape struct{ rate, burst, latency string }
+
+// shapedVethSteps returns the commands that create the veth pair a–b,
+// move each end into its namespace, address it, bring it up and shape
+// its egress, so each direction of the pair runs at shape's rate. The
+// namespaces must exist.
+func shapedVethSteps(a, b vethEnd, shape tbfShape) [][]string {
+	in := func(tool, ns string, args ...string) []string {
+		if ns == "" {
+			return append([]string{tool}, args...)
+		}
+		return append([]string{tool, "-n", ns}, args...)
+	}
+	steps := [][]string{{"ip", "link", "add", a.dev, "type", "veth", "peer", "name", b.dev}}
+	for _, e := range []vethEnd{a, b} {
+		if e.ns != "" {
+			steps = append(steps, []string{"ip", "link", "set", e.dev, "netns", e.ns})
+		}
+	}
+	for _, e := range []vethEnd{a, b} {
+		steps = append(steps,
+			in("ip", e.ns, "addr", "add", e.addr, "dev", e.dev),
+			in("ip", e.ns, "link", "set", e.dev, "up"),
+			in("tc", e.ns, "qdisc", "add", "dev", e.dev, "root", "tbf", "rate", shape.rate, "burst", shape.burst, "latency", shape.latency))
+	}
+	return steps
 }
 
 // removeStaleLinks deletes namespaces an earlier run of this suite left

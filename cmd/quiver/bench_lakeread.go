@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/quiverdata/quiver/bench"
+)
+
+func init() {
+	registerSuite("lakeread", benchSuite{"a lake table scan served from a file:// lake, against a scan of the same rows in the database; and partition pruning", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+		var cfg bench.LakeReadConfig
+		lf := registerLakeFileFlags(fs, &cfg.Dir, &cfg.FetchParallel, &cfg.Files)
+		workloads := fs.String("workloads", "num20,str20", "workloads to scan: num20, str20")
+		fs.BoolVar(&cfg.SkipPruning, "skip-pruning", false, "skip the partitioned table and its pruning figure")
+		return func(ctx context.Context, reps int) (*bench.Report, error) {
+			ws, err := bench.ParseWorkloads(*workloads)
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			for _, w := range ws {
+				if w.Name == "id" {
+					return nil, usagef("--workloads: id is not a lake table; use num20 or str20")
+				}
+			}
+			if err := lf.check(); err != nil {
+				return nil, err
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("find the quiver binary: %w", err)
+			}
+			cfg.Bin, cfg.Workloads, cfg.Reps = bin, ws, reps
+			cfg.Rows, cfg.PartBytes = lf.rowCount, lf.partMB<<20
+			return bench.LakeRead(ctx, cfg)
+		}
+	}})
+}
+
+// lakeFileFlags are the flags the lake read suites share: the rows, how
+// the lake's data files are written and split, and the client's fetch
+// parallelism.
+type lakeFileFlags struct {
+	rows          string
+	rowCount      int64
+	fileMB        int64
+	files         *bench.LakeFiles
+	partMB        int64
+	fetchParallel *int
+}
+
+// registerLakeFileFlags declares the shared flags; dir, fetchParallel and
+// files receive --dir, --fetch-parallel and the data files' flags.
+func registerLakeFileFlags(fs *flag.FlagSet, dir *string, fetchParallel *int, files *bench.LakeFiles) *lakeFileFlags {
+	f := &lakeFileFlags{fetchParallel: fetchParallel, files: files}
+	fs.StringVar(&f.rows, "rows", "10M", "rows of each table")
+	fs.StringVar(dir, "dir", "", "directory for the bench database and the lake (a subdirectory, removed at the end; default: the system's temporary directory)")
+	fs.Int64Var(&f.fileMB, "file-mb", 32, "size DuckDB rotates each data file at, in MiB (10M num20 rows make 206 MB of zstd Parquet)")
+	fs.StringVar(&files.Compression, "file-compression", "zstd", "compression of the lake's data files: "+strings.Join(bench.LakeFileCompressions, ", ")+" (zstd is level 1, as quiver ingest writes them)")
+	fs.StringVar(&files.ParquetVersion, "parquet-version", "V1", "Parquet version of the data files: V1 (as quiver ingest writes them: PLAIN integers) or V2 (delta-encoded integers and strings)")
+	fs.Int64Var(&f.partMB, "part-mb", 0, "the servers' --lake-part-mb: data per result endpoint, in MiB (0: serve's default)")
+	fs.IntVar(fetchParallel, "fetch-parallel", 0, "endpoints the client fetches at once (0: the client's default, min(endpoints, 4))")
+	return f
+}
+
+// check validates the shared flags and parses --rows.
+func (f *lakeFileFlags) check() error {
+	ns, err := bench.ParseSizes(f.rows)
+	if err != nil || len(ns) != 1 {
+		return usagef("bad --rows %q: one size, e.g. 10M", f.rows)
+	}
+	f.rowCount = ns[0]
+	if f.fileMB < 1 {
+		return usagef("--file-mb must be at least 1")
+	}
+	if f.partMB < 0 || *f.fetchParallel < 0 {
+		return usagef("--part-mb and --fetch-parallel must not be negative")
+	}
+	if !slices.Contains(bench.LakeFileCompressions, f.files.Compression) {
+		return usagef("unknown --file-compression %q: use %s", f.files.Compression, strings.Join(bench.LakeFileCompressions, ", "))
+	}
+	f.files.ParquetVersion = strings.ToUpper(f.files.ParquetVersion)
+	if !slices.Contains(bench.LakeParquetVersions, f.files.ParquetVersion) {
+		return usagef("unknown --parquet-version %q: use %s", f.files.ParquetVersion, strings.Join(bench.LakeParquetVersions, " or "))
+	}
+	f.files.Bytes = f.fileMB << 20
+	return nil
+}
