@@ -105,17 +105,25 @@ var compatRules = map[string][]compatRule{
 			return okOutcome(), nil
 		}),
 	},
-	"BEGIN": {rule(`BEGIN(?:\s+(?:WORK|TRANSACTION))?`, (*session).beginTransaction)},
-	"START": {rule(`START\s+TRANSACTION(?:\s+.*)?`, (*session).beginTransaction)},
+	"BEGIN":  {rule(`BEGIN(?:\s+(?:WORK|TRANSACTION))?`, (*session).beginTransaction)},
+	"START":  {rule(`START\s+TRANSACTION(?:\s+(.*))?`, (*session).beginTransaction)},
+	"LOCK":   {rule(`LOCK\s+TABLES?\s+(.+)`, (*session).lockTables)},
+	"UNLOCK": {rule(`UNLOCK\s+TABLES?`, (*session).unlockTables)},
+	"FLUSH":  {rule(`FLUSH\s+(?:(?:NO_WRITE_TO_BINLOG|LOCAL)\s+)?(?:TABLES?\b.*?(\sWITH\s+READ\s+LOCK)|.+)`, (*session).flushTables)},
 	"COMMIT": {rule(`COMMIT(?:\s+(?:WORK|TRANSACTION))?`, func(s *session, ctx context.Context, m []string) (compatOutcome, error) {
 		return s.endTransaction(ctx, "COMMIT")
 	})},
 	"END": {rule(`END(?:\s+(?:WORK|TRANSACTION))?`, func(s *session, ctx context.Context, m []string) (compatOutcome, error) {
 		return s.endTransaction(ctx, "COMMIT")
 	})},
-	"ROLLBACK": {rule(`ROLLBACK(?:\s+(?:WORK|TRANSACTION))?`, func(s *session, ctx context.Context, m []string) (compatOutcome, error) {
-		return s.endTransaction(ctx, "ROLLBACK")
-	})},
+	"ROLLBACK": {
+		rule(`ROLLBACK(?:\s+(?:WORK|TRANSACTION))?`, func(s *session, ctx context.Context, m []string) (compatOutcome, error) {
+			return s.endTransaction(ctx, "ROLLBACK")
+		}),
+		rule(`ROLLBACK(?:\s+WORK)?\s+TO\s+(?:SAVEPOINT\s+)?(\S+)`, (*session).rollbackToSavepoint),
+	},
+	"SAVEPOINT": {rule(`SAVEPOINT\s+(\S+)`, (*session).setSavepoint)},
+	"RELEASE":   {rule(`RELEASE\s+SAVEPOINT\s+(\S+)`, (*session).releaseSavepoint)},
 	"ABORT": {rule(`ABORT(?:\s+(?:WORK|TRANSACTION))?`, func(s *session, ctx context.Context, m []string) (compatOutcome, error) {
 		return s.endTransaction(ctx, "ROLLBACK")
 	})},
@@ -131,16 +139,49 @@ func isCompatKeyword(word string) bool {
 
 // compat answers text if a rule matches it. handled is false when the
 // statement should run on DuckDB as written.
+//
+// A long INSERT … VALUES of literals goes in through DuckDB's Arrow scan
+// (restore.go). Then two readings of the text come first. In a session
+// that writes its literals with backslash escapes (session.quoting), they
+// are rewritten as DuckDB reads them, and the statement then always runs
+// as rewritten. The rules see the executable comments' bodies (START
+// TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */), as MySQL would; a
+// statement no rule answers keeps them as comments, which DuckDB skips
+// (they hold MySQL-only options such as SELECT /*!40001 SQL_NO_CACHE */).
 func (s *session) compat(ctx context.Context, text string) (out compatOutcome, handled bool, err error) {
-	word := strings.ToUpper(firstWord(text))
+	s.noteStatement(firstWord(text))
+	if len(text) >= fastInsertMinBytes && strings.EqualFold(firstWord(text), "INSERT") {
+		if out, handled, err = s.fastInsert(ctx, text, s.quoting()); handled || err != nil {
+			return out, true, err
+		}
+	}
+	rewritten := false
+	if s.quoting() == quoteBackslash {
+		if text, rewritten, err = s.rewriteBackslashes(ctx, text); err != nil {
+			return compatOutcome{}, true, err
+		}
+	}
+	out, handled, err = s.compatRules(ctx, text)
+	if !handled && err == nil && rewritten {
+		return sqlOutcome(duckSQL(text)), true, nil
+	}
+	return out, handled, err
+}
+
+// compatRules answers text if a rule matches it.
+func (s *session) compatRules(ctx context.Context, text string) (out compatOutcome, handled bool, err error) {
+	mysqlText := execComments(text)
+	word := strings.ToUpper(firstWord(strings.TrimSpace(mysqlText)))
 	switch word {
 	case "SET":
-		return s.compatSet(ctx, text)
+		return s.compatSet(ctx, strings.TrimSpace(mysqlText))
 	case "SELECT":
 		return s.compatSelectVars(ctx, text)
+	case "CREATE", "DROP", "ALTER":
+		return s.compatDDL(ctx, word, text, strings.TrimSpace(mysqlText))
 	}
 	for _, r := range compatRules[word] {
-		if m := r.re.FindStringSubmatch(text); m != nil {
+		if m := r.re.FindStringSubmatch(strings.TrimSpace(mysqlText)); m != nil {
 			out, err := r.run(s, ctx, m)
 			return out, true, err
 		}
@@ -148,19 +189,42 @@ func (s *session) compat(ctx context.Context, text string) (out compatOutcome, h
 	return compatOutcome{}, false, nil
 }
 
-// beginTransaction is BEGIN and START TRANSACTION. As in MySQL, beginning
-// a transaction commits one that is open.
-func (s *session) beginTransaction(ctx context.Context, _ []string) (compatOutcome, error) {
+var (
+	consistentSnapshotRe = regexp.MustCompile(`(?i)\bWITH\s+CONSISTENT\s+SNAPSHOT\b`)
+	transactionModesRe   = regexp.MustCompile(`(?i)^(?:\s*(?:WITH\s+CONSISTENT\s+SNAPSHOT|READ\s+ONLY|READ\s+WRITE)\s*(?:,|$))*$`)
+)
+
+// beginTransaction is BEGIN and START TRANSACTION [WITH CONSISTENT
+// SNAPSHOT | READ ONLY | READ WRITE, …]. As in MySQL, beginning a
+// transaction commits one that is open and releases table locks. DuckDB
+// takes a transaction's snapshot when it first reads the database; WITH
+// CONSISTENT SNAPSHOT takes it at once, so that the transaction sees
+// nothing committed after START TRANSACTION returned.
+func (s *session) beginTransaction(ctx context.Context, m []string) (compatOutcome, error) {
+	modes := ""
+	if len(m) > 1 {
+		modes = m[1]
+	}
+	if !transactionModesRe.MatchString(modes) {
+		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", modes)
+	}
 	conn, err := s.engineConn(ctx)
 	if err != nil {
 		return compatOutcome{}, err
 	}
+	s.locks, s.savepoints = tableLocks{}, savepoints{}
 	if s.inTxn {
 		s.inTxn = false
 		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 			s.syncFlags()
 			return compatOutcome{}, err
 		}
+	}
+	if consistentSnapshotRe.MatchString(modes) {
+		if err := s.beginSnapshot(ctx); err != nil {
+			return compatOutcome{}, err
+		}
+		return okOutcome(), nil
 	}
 	if _, err := conn.Exec(ctx, "BEGIN TRANSACTION"); err != nil {
 		s.syncFlags()
@@ -172,8 +236,10 @@ func (s *session) beginTransaction(ctx context.Context, _ []string) (compatOutco
 }
 
 // endTransaction is COMMIT or ROLLBACK; with no transaction open it does
-// nothing, as in MySQL (DuckDB would report an error).
+// nothing, as in MySQL (DuckDB would report an error). Under a READ lock
+// the session then reads a new snapshot (see lock.go).
 func (s *session) endTransaction(ctx context.Context, stmt string) (compatOutcome, error) {
+	s.savepoints = savepoints{}
 	if !s.inTxn || s.conn == nil {
 		return okOutcome(), nil
 	}
@@ -181,6 +247,11 @@ func (s *session) endTransaction(ctx context.Context, stmt string) (compatOutcom
 	s.syncFlags()
 	if _, err := s.conn.Exec(ctx, stmt); err != nil {
 		return compatOutcome{}, err
+	}
+	if s.locks.snapshot {
+		if err := s.beginSnapshot(ctx); err != nil {
+			return compatOutcome{}, err
+		}
 	}
 	return okOutcome(), nil
 }

@@ -75,8 +75,11 @@ func (h *handler) ComQuery(_ context.Context, c *mysql.Conn, query string, callb
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
 	s.sweepStatements()
-	stmts := splitStatements(query)
+	stmts := splitStatements(query, s.quoting())
 	if len(stmts) == 0 {
+		if hasComment(query) {
+			return callback(&sqltypes.Result{}, false) // comments only: an OK, as in MySQL
+		}
 		return errEmptyQuery
 	}
 	for i, stmt := range stmts {
@@ -103,11 +106,14 @@ func (h *handler) ComMultiQuery(_ context.Context, c *mysql.Conn, query string, 
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
 	s.sweepStatements()
-	stmt, rest := splitStatement(query)
+	stmt, rest := splitStatement(query, s.quoting())
 	for isBlankSQL(stmt) && rest != "" {
-		stmt, rest = splitStatement(rest)
+		stmt, rest = splitStatement(rest, s.quoting())
 	}
 	if isBlankSQL(stmt) {
+		if hasComment(query) {
+			return "", callback(&sqltypes.Result{}, false) // comments only: an OK, as in MySQL
+		}
 		return "", errEmptyQuery
 	}
 	more := rest != ""
@@ -232,7 +238,7 @@ func (s *session) run(command, sql string, fn func(ctx context.Context) (int64, 
 func (s *session) runStatement(ctx context.Context, sql string, out *sink) (int64, error) {
 	text := stripSQL(sql)
 	if text == "" {
-		return 0, errEmptyQuery
+		return 0, out.ok(0) // an executable comment for a later version, which MySQL skips
 	}
 	c, handled, err := s.compat(ctx, text)
 	switch {

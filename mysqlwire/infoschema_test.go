@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
 // infoSchemaFixture is the catalog the INFORMATION_SCHEMA tests read: keys
@@ -106,7 +109,7 @@ func TestServer_InfoSchemaConnectorJ(t *testing.T) {
 		{"schema collation", cjSchemaCollation, []string{"DEFAULT_COLLATION_NAME"}, ""},
 		{"getColumns", cjGetColumns,
 			[]string{"COLUMN_NAME", "DATA_TYPE", "TYPE_NAME", "COLUMN_SIZE", "DECIMAL_DIGITS", "NULLABLE", "ORDINAL_POSITION", "IS_NULLABLE", "IS_AUTOINCREMENT"},
-			"id 4 INT 10 NULL 0 1 NO NO | name 12 VARCHAR 65535 NULL 0 2 NO NO | amount 3 DECIMAL 10 2 1 3 YES NO | code 12 VARCHAR 65535 NULL 1 4 YES NO"},
+			"id 4 INT 10 NULL 0 1 NO NO | name 12 VARCHAR 255 NULL 0 2 NO NO | amount 3 DECIMAL 10 2 1 3 YES NO | code 12 VARCHAR 255 NULL 1 4 YES NO"},
 		{"getPrimaryKeys", cjGetPrimaryKeys, []string{"TABLE_CAT", "TABLE_NAME", "COLUMN_NAME", "KEY_SEQ", "PK_NAME"},
 			"main parent id 1 PRIMARY"},
 		{"getImportedKeys", cjGetImportedKeys,
@@ -154,16 +157,18 @@ func TestServer_InfoSchemaTables(t *testing.T) {
 		{"SCHEMATA", "SELECT CATALOG_NAME, SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM INFORMATION_SCHEMA.SCHEMATA ORDER BY 2",
 			"def main utf8mb4 utf8mb4_general_ci | def other utf8mb4 utf8mb4_general_ci"},
 		{"TABLES", "SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_COMMENT FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME LIKE 'p%' ORDER BY 3",
-			"def other pair BASE TABLE DuckDB  | def main parent BASE TABLE DuckDB  | def main parent_view VIEW NULL VIEW"},
+			"def other pair BASE TABLE InnoDB  | def main parent BASE TABLE InnoDB  | def main parent_view VIEW NULL VIEW"},
 		{"COLUMNS", "SELECT COLUMN_NAME, ORDINAL_POSITION, IS_NULLABLE, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, COLUMN_KEY " +
 			"FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = 'main' AND TABLE_NAME = 'parent' ORDER BY ORDINAL_POSITION",
-			"id 1 NO int int NULL 10 0 PRI | name 2 NO varchar varchar(65535) 65535 NULL NULL MUL | " +
-				"amount 3 YES decimal decimal(10,2) NULL 10 2  | code 4 YES varchar varchar(65535) 65535 NULL NULL UNI"},
+			// name and code are in keys: varchar(255), as MySQL keys hold no longtext.
+			"id 1 NO int int NULL 10 0 PRI | name 2 NO varchar varchar(255) 255 NULL NULL MUL | " +
+				"amount 3 YES decimal decimal(10,2) NULL 10 2  | code 4 YES varchar varchar(255) 255 NULL NULL UNI"},
 		{"COLUMNS of a view", "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_KEY FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'parent_view' ORDER BY ORDINAL_POSITION",
 			"parent_view id  | parent_view name "},
 		{"STATISTICS", "SELECT TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NULLABLE FROM INFORMATION_SCHEMA.STATISTICS " +
 			"WHERE TABLE_SCHEMA = 'other' OR TABLE_NAME = 'child' ORDER BY 1, 3, 4",
-			"child 0 PRIMARY 1 id  | pair 0 PRIMARY 1 a  | pair 0 PRIMARY 2 b "},
+			// The foreign key's index, named after it, as InnoDB makes one.
+			"child 0 PRIMARY 1 id  | child 1 child_parent_id_id_fkey 1 parent_id YES | pair 0 PRIMARY 1 a  | pair 0 PRIMARY 2 b "},
 		{"TABLE_CONSTRAINTS", "SELECT CONSTRAINT_SCHEMA, CONSTRAINT_NAME, TABLE_NAME, CONSTRAINT_TYPE FROM INFORMATION_SCHEMA.TABLE_CONSTRAINTS ORDER BY 3, 2",
 			"main PRIMARY child PRIMARY KEY | main child_parent_id_id_fkey child FOREIGN KEY | other PRIMARY pair PRIMARY KEY | " +
 				"main PRIMARY parent PRIMARY KEY | main parent_code_key parent UNIQUE"},
@@ -329,20 +334,41 @@ func TestServer_InfoSchemaColumnTypes(t *testing.T) {
 	}
 }
 
-// TestServer_InfoSchemaColumnsMatchResults checks that COLUMNS describes a
-// column of each DuckDB type as the MySQL type a query's result sends it
-// as, so metadata and result sets agree.
-func TestServer_InfoSchemaColumnsMatchResults(t *testing.T) {
-	c := infoSchemaConn(t)
-	types := []string{"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
-		"HUGEINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL(18,4)", "DECIMAL(4,1)", "VARCHAR", "BLOB", "BIT", "BIGNUM", "DATE", "TIME",
-		"TIMETZ", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMPTZ", "INTERVAL", "UUID", "JSON",
-		"INTEGER[]", "INTEGER[3]", "STRUCT(a INTEGER)", "MAP(INTEGER, VARCHAR)", "ENUM('x', 'y')", "UNION(a INTEGER, b VARCHAR)"}
-	cols := make([]string, len(types))
-	for i, typ := range types {
+// everyType are the DuckDB types that map to MySQL, each the type of a
+// column of the table everyTypeSQL creates, c0 … cN in order.
+var everyType = []string{"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+	"HUGEINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL(18,4)", "DECIMAL(4,1)", "VARCHAR", "BLOB", "BIT", "BIGNUM", "DATE", "TIME",
+	"TIMETZ", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMPTZ", "INTERVAL", "UUID", "JSON",
+	"INTEGER[]", "INTEGER[3]", "STRUCT(a INTEGER)", "MAP(INTEGER, VARCHAR)", "ENUM('x', 'y')", "UNION(a INTEGER, b VARCHAR)",
+	"VARCHAR[]", "DECIMAL(10,2)[]"}
+
+// everyTypeSQL creates a table with a column of each of everyType and one
+// row of NULLs.
+func everyTypeSQL(table string) string {
+	cols := make([]string, len(everyType))
+	for i, typ := range everyType {
 		cols[i] = fmt.Sprintf("c%d %s", i, typ)
 	}
-	queryStringsSQL(t, c, "CREATE TABLE every_type ("+strings.Join(cols, ", ")+")")
+	return "CREATE TABLE " + table + " (" + strings.Join(cols, ", ") + "); INSERT INTO " + table + " (c0) VALUES (NULL)"
+}
+
+// driverTypeNames are go-sql-driver's names of the MySQL result types.
+var driverTypeNames = map[querypb.Type]string{
+	sqltypes.Int8: "TINYINT", sqltypes.Uint8: "UNSIGNED TINYINT", sqltypes.Int16: "SMALLINT", sqltypes.Uint16: "UNSIGNED SMALLINT",
+	sqltypes.Int32: "INT", sqltypes.Uint32: "UNSIGNED INT", sqltypes.Int64: "BIGINT", sqltypes.Uint64: "UNSIGNED BIGINT",
+	sqltypes.Float32: "FLOAT", sqltypes.Float64: "DOUBLE", sqltypes.Decimal: "DECIMAL", sqltypes.VarChar: "VARCHAR",
+	sqltypes.Blob: "BLOB", sqltypes.Date: "DATE", sqltypes.Time: "TIME", sqltypes.Datetime: "DATETIME",
+	sqltypes.Timestamp: "TIMESTAMP", sqltypes.TypeJSON: "JSON",
+}
+
+// TestServer_InfoSchemaColumnsMatchResults checks that COLUMNS and a query's
+// result describe a column of each DuckDB type from the one table,
+// mysqlTypes: DATA_TYPE is the table's, and the result column has the
+// table's type, except that the types Arrow carries as strings (UUID, JSON,
+// ENUM) arrive as VARCHAR.
+func TestServer_InfoSchemaColumnsMatchResults(t *testing.T) {
+	c := infoSchemaConn(t)
+	queryStringsSQL(t, c, everyTypeSQL("every_type"))
 	rows, err := c.QueryContext(context.Background(), "SELECT * FROM every_type")
 	if err != nil {
 		t.Fatalf("select: %v", err)
@@ -354,17 +380,23 @@ func TestServer_InfoSchemaColumnsMatchResults(t *testing.T) {
 	}
 	meta := queryStringsSQL(t, c, "SELECT DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE FROM INFORMATION_SCHEMA.COLUMNS "+
 		"WHERE TABLE_NAME = 'every_type' ORDER BY ORDINAL_POSITION")
-	if len(meta) != len(types) {
-		t.Fatalf("COLUMNS has %d rows, want %d", len(meta), len(types))
+	duck := queryStringsSQL(t, c, "SELECT data_type FROM duckdb_columns() WHERE table_name = 'every_type' ORDER BY column_index")
+	if len(meta) != len(everyType) || len(duck) != len(everyType) {
+		t.Fatalf("COLUMNS has %d rows, duckdb_columns %d, want %d", len(meta), len(duck), len(everyType))
 	}
-	for i, typ := range types {
+	for i, typ := range everyType {
+		key := duckKey(duck[i][0])
+		mt := mysqlTypeOf(key)
 		dataType, columnType := meta[i][0], meta[i][1]
-		got := strings.ToUpper(dataType)
-		if strings.HasSuffix(columnType, " unsigned") {
-			got = "UNSIGNED " + got
+		if dataType != mt.dataType {
+			t.Errorf("%s: COLUMNS says %s (%s), mysqlTypes %s", typ, dataType, columnType, mt.dataType)
 		}
-		if want := results[i].DatabaseTypeName(); got != want {
-			t.Errorf("%s: COLUMNS says %s (%s), the result column is %s", typ, dataType, columnType, want)
+		want := driverTypeNames[mt.wire]
+		if duck[i][0] == "UUID" || duck[i][0] == "JSON" || key == keyEnum {
+			want = "VARCHAR" // a string in Arrow
+		}
+		if got := results[i].DatabaseTypeName(); got != want {
+			t.Errorf("%s: the result column is %s, want %s (COLUMNS says %s)", typ, got, want, columnType)
 		}
 		if dataType != "decimal" {
 			continue
@@ -386,7 +418,7 @@ func TestServer_ShowKeys(t *testing.T) {
 			"parent 0 PRIMARY 1 id  | parent 0 parent_code_key 1 code YES | parent 1 parent_name_amount 1 name  | parent 1 parent_name_amount 2 amount YES"},
 		{"SHOW INDEX FROM `pair` FROM `other`", "pair 0 PRIMARY 1 a  | pair 0 PRIMARY 2 b "},
 		{"SHOW INDEXES IN other.pair WHERE Column_name = 'b'", "pair 0 PRIMARY 2 b "},
-		{`SHOW KEYS FROM "child" FROM "main"`, "child 0 PRIMARY 1 id "},
+		{`SHOW KEYS FROM "child" FROM "main"`, "child 0 PRIMARY 1 id  | child 1 child_parent_id_id_fkey 1 parent_id YES"},
 		{"SHOW EXTENDED KEYS FROM parent WHERE Non_unique = 0 AND Key_name <> 'PRIMARY'", "parent 0 parent_code_key 1 code YES"},
 		{"SHOW KEYS FROM parent_view", ""},
 	}
@@ -427,7 +459,8 @@ func TestTranslateInfoSchemaQuery(t *testing.T) {
 	}{
 		{"SELECT 1", false},
 		{"SELECT * FROM t WHERE note = 'information_schema'", false},
-		{"SELECT * FROM information_schema.views", false},
+		{"SELECT * FROM information_schema.character_sets", false},
+		{"SELECT * FROM information_schema.FILES", true},
 		{"SELECT * FROM information_schema.TABLES", true},
 		{"select * from INFORMATION_SCHEMA.`key_column_usage` k", true},
 		{"SELECT * FROM (SELECT * FROM information_schema.statistics) s", true},

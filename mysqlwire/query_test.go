@@ -3,7 +3,9 @@ package mysqlwire
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"math/big"
 	"runtime"
 	"strings"
 	"testing"
@@ -94,9 +96,16 @@ func TestServer_Query(t *testing.T) {
 	})
 
 	t.Run("empty query", func(t *testing.T) {
-		_, err := db.Exec("  -- nothing\n ; ")
+		_, err := db.Exec("  ; ")
 		if got := mysqlErrNum(err); got != 1065 {
 			t.Errorf("error = %v (%d), want 1065", err, got)
+		}
+		// Comments alone are an OK, as in MySQL (mycli sends a dump's
+		// last line, "-- Dump completed", on its own).
+		for _, q := range []string{"  -- nothing\n ; ", "/* c */", "/*M!999999\\- enable the sandbox mode */", "/*!99999 SET @x = 1 */"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Errorf("%q: %v, want OK", q, err)
+			}
 		}
 	})
 }
@@ -222,10 +231,10 @@ var typesWant = []struct{ col, text, dbType string }{
 	{"u", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "VARCHAR"},
 	{"e", "green", "VARCHAR"},
 	{"j", `{"k": [1, 2]}`, "VARCHAR"},
-	{"l", "[1, NULL, 3]", "VARCHAR"},
-	{"st", "{'a': 1, 'b': x y}", "VARCHAR"},
-	{"m", "{k=1}", "VARCHAR"},
-	{"arr", "[1.5, 2.0]", "VARCHAR"},
+	{"l", "[1, null, 3]", "JSON"},
+	{"st", `{"a": 1, "b": "x y"}`, "JSON"},
+	{"m", `{"k": 1}`, "JSON"},
+	{"arr", "[1.5, 2.0]", "JSON"},
 }
 
 func TestServer_Types(t *testing.T) {
@@ -299,7 +308,9 @@ func TestServer_Types(t *testing.T) {
 
 // TestServer_TextMatchesDuckDB checks that values sent as text read exactly
 // as DuckDB's own cast to VARCHAR, for the types the endpoint formats
-// itself: each query selects a value and its ::VARCHAR.
+// itself: each query selects a value and its ::VARCHAR. Nested values go
+// out as JSON (the catalog calls them json): they must mean what DuckDB's
+// to_json says.
 func TestServer_TextMatchesDuckDB(t *testing.T) {
 	ts := startServer(t, Options{})
 	db := ts.open(t, "")
@@ -329,15 +340,91 @@ func TestServer_TextMatchesDuckDB(t *testing.T) {
 		"INTERVAL 100 HOUR", "-INTERVAL 1 MONTH - INTERVAL 1 DAY", "INTERVAL 2 YEAR + INTERVAL 61 MINUTE",
 	}
 	for _, e := range exprs {
-		var got, want string
-		if err := db.QueryRow(fmt.Sprintf("SELECT x, x::VARCHAR FROM (SELECT %s AS x)", e)).Scan(&got, &want); err != nil {
+		rows, err := db.Query(fmt.Sprintf("SELECT x, x::VARCHAR, to_json(x)::VARCHAR FROM (SELECT %s AS x)", e))
+		if err != nil {
 			t.Errorf("%s: %v", e, err)
+			continue
+		}
+		types, _ := rows.ColumnTypes()
+		var got, want, wantJSON string
+		if !rows.Next() {
+			t.Errorf("%s: no row: %v", e, rows.Err())
+		} else if err := rows.Scan(&got, &want, &wantJSON); err != nil {
+			t.Errorf("%s: %v", e, err)
+		}
+		rows.Close()
+		if types[0].DatabaseTypeName() == "JSON" {
+			if !jsonSame(t, got, wantJSON) {
+				t.Errorf("%s: sent %q, DuckDB's to_json says %q", e, got, wantJSON)
+			}
 			continue
 		}
 		if got != want {
 			t.Errorf("%s: sent %q, DuckDB says %q", e, got, want)
 		}
 	}
+}
+
+// jsonSame reports whether two JSON texts hold the same value, numbers
+// compared by value (as float32 where that is all one has). DuckDB's to_json writes NaN and the infinities as
+// bare words, which the endpoint sends as the strings "nan", "inf" and
+// "-inf".
+func jsonSame(t *testing.T, a, b string) bool {
+	t.Helper()
+	b = strings.NewReplacer("-Infinity", `"-inf"`, "Infinity", `"inf"`, "NaN", `"nan"`).Replace(b)
+	decode := func(s string) any {
+		d := json.NewDecoder(strings.NewReader(s))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Errorf("not JSON: %q: %v", s, err)
+		}
+		return v
+	}
+	var same func(x, y any) bool
+	same = func(x, y any) bool {
+		switch x := x.(type) {
+		case json.Number:
+			y, ok := y.(json.Number)
+			if !ok {
+				return false
+			}
+			fx, _, errX := big.ParseFloat(string(x), 10, 200, big.ToNearestEven)
+			fy, _, errY := big.ParseFloat(string(y), 10, 200, big.ToNearestEven)
+			if errX != nil || errY != nil {
+				return false
+			}
+			// to_json widens a FLOAT to a double; the endpoint sends the
+			// FLOAT's shortest digits.
+			f32x, _ := fx.Float32()
+			f32y, _ := fy.Float32()
+			return fx.Cmp(fy) == 0 || f32x == f32y
+		case []any:
+			y, ok := y.([]any)
+			if !ok || len(x) != len(y) {
+				return false
+			}
+			for i := range x {
+				if !same(x[i], y[i]) {
+					return false
+				}
+			}
+			return true
+		case map[string]any:
+			y, ok := y.(map[string]any)
+			if !ok || len(x) != len(y) {
+				return false
+			}
+			for k, v := range x {
+				if w, ok := y[k]; !ok || !same(v, w) {
+					return false
+				}
+			}
+			return true
+		}
+		return x == y
+	}
+	return same(decode(a), decode(b))
 }
 
 func TestServer_Errors(t *testing.T) {

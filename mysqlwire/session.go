@@ -46,6 +46,9 @@ type session struct {
 	autocommit bool
 	inTxn      bool
 	vars       map[string]*string // MySQL session variables set by the client; nil value is NULL
+	locks      tableLocks         // what LOCK TABLES holds (lock.go)
+	savepoints savepoints         // SAVEPOINT names (savepoint.go)
+	deferred   []deferredTable    // tables created with foreign_key_checks=0, their foreign keys to add (fk.go)
 	stmts      map[uint32]*prepared
 	text       rowSender
 
@@ -196,12 +199,16 @@ func (s *session) reset() {
 	}
 	s.autocommit = true
 	s.vars = make(map[string]*string)
+	s.locks, s.savepoints, s.deferred = tableLocks{}, savepoints{}, nil
 	s.syncFlags()
 }
 
 // syncFlags sets the status flags vitess sends in OK and EOF packets.
 func (s *session) syncFlags() {
-	flags := uint16(statusNoBackslashEscapes)
+	var flags uint16
+	if s.noBackslashEscapes() {
+		flags |= statusNoBackslashEscapes
+	}
 	if s.autocommit {
 		flags |= mysql.ServerStatusAutocommit
 	}

@@ -38,30 +38,95 @@ func (s *session) showTables(ctx context.Context, m []string) (compatOutcome, er
 	return filterSQL(sql, "table_name", m[3], m[4], "1")
 }
 
-// showColumns describes a table's columns as MySQL's SHOW COLUMNS does;
-// DESCRIBE t answers the same way. m holds: whole, FULL, table, schema,
-// filter kind, filter expression.
+// showColumns describes a table's columns as MySQL's SHOW [FULL] COLUMNS
+// does, from INFORMATION_SCHEMA.COLUMNS; DESCRIBE t answers the same way.
+// m holds: whole, FULL, table, schema, filter kind, filter expression.
 func (s *session) showColumns(ctx context.Context, m []string) (compatOutcome, error) {
-	parts, ok := parseQualifiedName(m[2])
-	if !ok {
-		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[2])
-	}
-	dbArg := m[3]
-	if len(parts) == 2 {
-		dbArg = engine.QuoteIdent(parts[0])
-	}
-	_, schemaExpr, err := s.schemaArg(ctx, dbArg)
+	schema, name, err := s.showTableArg(ctx, m[2], m[3])
 	if err != nil {
 		return compatOutcome{}, err
 	}
-	full := ""
+	cols := "COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, IS_NULLABLE AS `Null`, COLUMN_KEY AS `Key`, " +
+		"COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`"
 	if m[1] != "" {
-		full = `, NULL::VARCHAR AS "Collation", 'select,insert,update,references' AS "Privileges", '' AS "Comment"`
+		cols = "COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, COLLATION_NAME AS `Collation`, IS_NULLABLE AS `Null`, " +
+			"COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`, PRIVILEGES AS `Privileges`, COLUMN_COMMENT AS `Comment`"
 	}
-	sql := fmt.Sprintf(`SELECT column_name AS "Field", data_type AS "Type", is_nullable AS "Null", '' AS "Key", column_default AS "Default", '' AS "Extra"%s`+
-		` FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = %s AND table_name = %s`,
-		full, schemaExpr, engine.QuoteString(parts[len(parts)-1]))
-	return filterSQL(sql, "column_name", m[4], m[5], "ordinal_position")
+	sql, ok := translateInfoSchemaQuery("SELECT " + cols + ", ORDINAL_POSITION AS pos FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = " +
+		mysqlString(schema) + " AND TABLE_NAME = " + mysqlString(name))
+	if !ok {
+		return compatOutcome{}, fmt.Errorf("translate SHOW COLUMNS of %s.%s", schema, name)
+	}
+	out := "SELECT * EXCLUDE (pos) FROM (" + sql + ") AS c"
+	switch strings.ToUpper(m[4]) {
+	case "LIKE":
+		pattern, rest, ok := parseStringLiteral(strings.TrimSpace(m[5]))
+		if !ok || strings.TrimSpace(rest) != "" {
+			return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[5])
+		}
+		out += ` WHERE "Field" ILIKE ` + engine.QuoteString(pattern) + ` ESCAPE '\'`
+	case "WHERE":
+		out += " WHERE " + rewriteForDuckDB(m[5])
+	}
+	return sqlOutcome(out + " ORDER BY pos"), nil
+}
+
+// showTableArg resolves the table of SHOW COLUMNS or SHOW KEYS, "t" or
+// "db.t", with an optional FROM db: its schema and name, or MySQL's error
+// for a table that does not exist.
+func (s *session) showTableArg(ctx context.Context, tableArg, dbArg string) (schema, name string, err error) {
+	parts, ok := parseQualifiedName(tableArg)
+	if !ok {
+		return "", "", errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", tableArg)
+	}
+	if len(parts) == 2 {
+		dbArg = engine.QuoteIdent(parts[0])
+	}
+	schema, _, err = s.schemaArg(ctx, dbArg)
+	if err != nil {
+		return "", "", err
+	}
+	name = parts[len(parts)-1]
+	conn, err := s.engineConn(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	rows, err := infoSchemaRows(ctx, conn, "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = "+
+		mysqlString(schema)+" AND TABLE_NAME = "+mysqlString(name))
+	if err != nil {
+		return "", "", err
+	}
+	if len(rows) == 0 {
+		return "", "", errorf(mysql.ERNoSuchTable, sqlStateNoSuchTable, "Table '%s.%s' doesn't exist", schema, name)
+	}
+	return schema, name, nil
+}
+
+// showTableStatus is SHOW TABLE STATUS [FROM db] [LIKE|WHERE]: TABLES as
+// MySQL shows it. m holds: whole, schema, filter kind, filter expression.
+func (s *session) showTableStatus(ctx context.Context, m []string) (compatOutcome, error) {
+	schema, _, err := s.schemaArg(ctx, m[1])
+	if err != nil {
+		return compatOutcome{}, err
+	}
+	sql, ok := translateInfoSchemaQuery("SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, VERSION AS `Version`, " +
+		"ROW_FORMAT AS `Row_format`, TABLE_ROWS AS `Rows`, AVG_ROW_LENGTH AS `Avg_row_length`, DATA_LENGTH AS `Data_length`, " +
+		"MAX_DATA_LENGTH AS `Max_data_length`, INDEX_LENGTH AS `Index_length`, DATA_FREE AS `Data_free`, " +
+		"AUTO_INCREMENT AS `Auto_increment`, CREATE_TIME AS `Create_time`, UPDATE_TIME AS `Update_time`, " +
+		"CHECK_TIME AS `Check_time`, TABLE_COLLATION AS `Collation`, CHECKSUM AS `Checksum`, " +
+		"CREATE_OPTIONS AS `Create_options`, TABLE_COMMENT AS `Comment` FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = " +
+		mysqlString(schema))
+	if !ok {
+		return compatOutcome{}, fmt.Errorf("translate SHOW TABLE STATUS of %s", schema)
+	}
+	return filterSQL("SELECT * FROM ("+sql+") AS t WHERE true", `"Name"`, m[2], m[3], `"Name"`)
+}
+
+func init() {
+	// SHOW TABLE STATUS (mysqldump sends it for every table) joins the
+	// compatibility rules of compat.go here, beside its kin.
+	compatRules["SHOW"] = append(compatRules["SHOW"],
+		rule(`SHOW\s+TABLE\s+STATUS(?:\s+(?:FROM|IN)\s+(\S+))?`+filterRe, (*session).showTableStatus))
 }
 
 // showKeysSQL is MySQL's SHOW KEYS over INFORMATION_SCHEMA.STATISTICS, in
@@ -76,19 +141,11 @@ const showKeysSQL = "SELECT TABLE_NAME AS `Table`, NON_UNIQUE AS Non_unique, IND
 // does: primary key first, then unique ones. m holds: whole, table, schema,
 // WHERE expression.
 func (s *session) showKeys(ctx context.Context, m []string) (compatOutcome, error) {
-	parts, ok := parseQualifiedName(m[1])
-	if !ok {
-		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[1])
-	}
-	dbArg := m[2]
-	if len(parts) == 2 {
-		dbArg = engine.QuoteIdent(parts[0])
-	}
-	_, schemaExpr, err := s.schemaArg(ctx, dbArg)
+	schema, name, err := s.showTableArg(ctx, m[1], m[2])
 	if err != nil {
 		return compatOutcome{}, err
 	}
-	sql := fmt.Sprintf(showKeysSQL, schemaExpr, engine.QuoteString(parts[len(parts)-1]))
+	sql := fmt.Sprintf(showKeysSQL, mysqlString(schema), mysqlString(name))
 	if m[3] != "" {
 		sql = "SELECT * FROM (" + sql + ") AS k WHERE " + m[3]
 	}
@@ -98,39 +155,6 @@ func (s *session) showKeys(ctx context.Context, m []string) (compatOutcome, erro
 		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[3])
 	}
 	return sqlOutcome(out), nil
-}
-
-// showCreateTable returns DuckDB's CREATE statement of a table or view.
-func (s *session) showCreateTable(ctx context.Context, m []string) (compatOutcome, error) {
-	parts, ok := parseQualifiedName(m[1])
-	if !ok {
-		return compatOutcome{}, errorf(mysql.ERParseError, sqlStateSyntax, "You have an error in your SQL syntax near '%s'", m[1])
-	}
-	dbArg := ""
-	if len(parts) == 2 {
-		dbArg = engine.QuoteIdent(parts[0])
-	}
-	schema, schemaExpr, err := s.schemaArg(ctx, dbArg)
-	if err != nil {
-		return compatOutcome{}, err
-	}
-	name := parts[len(parts)-1]
-	conn, err := s.engineConn(ctx)
-	if err != nil {
-		return compatOutcome{}, err
-	}
-	where := fmt.Sprintf("database_name = current_database() AND schema_name = %s", schemaExpr)
-	rows, err := queryStrings(ctx, conn, fmt.Sprintf(
-		`SELECT sql FROM duckdb_tables() WHERE %[1]s AND table_name = %[2]s UNION ALL SELECT sql FROM duckdb_views() WHERE %[1]s AND view_name = %[2]s`,
-		where, engine.QuoteString(name)))
-	if err != nil {
-		return compatOutcome{}, err
-	}
-	if len(rows) == 0 {
-		return compatOutcome{}, errorf(mysql.ERNoSuchTable, sqlStateNoSuchTable, "Table '%s.%s' doesn't exist", schema, name)
-	}
-	t := &table{cols: []column{{"Table", sqltypes.VarChar}, {"Create Table", sqltypes.VarChar}}, rows: [][]*string{{&name, rows[0][0]}}}
-	return compatOutcome{res: t.result()}, nil
 }
 
 // schemaArg resolves the optional database of a SHOW statement: its name,
@@ -244,7 +268,8 @@ var charsets = &table{
 var engines = &table{
 	cols: []column{{"Engine", sqltypes.VarChar}, {"Support", sqltypes.VarChar}, {"Comment", sqltypes.VarChar},
 		{"Transactions", sqltypes.VarChar}, {"XA", sqltypes.VarChar}, {"Savepoints", sqltypes.VarChar}},
-	rows: strRows([]string{"DuckDB", "DEFAULT", "DuckDB, an embedded analytical database", "YES", "NO", "NO"}),
+	// Tables say ENGINE=InnoDB (see tableEngine); they are DuckDB's.
+	rows: strRows([]string{tableEngine, "DEFAULT", "DuckDB tables: transactions, MVCC, no row locks", "YES", "NO", "NO"}),
 }
 
 // likeMatch reports whether s matches the SQL LIKE pattern, ignoring ASCII

@@ -2,6 +2,7 @@ package mysqlwire
 
 import (
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,14 +12,26 @@ import (
 // starts after comments, and rewriting the MySQL spellings DuckDB reads
 // differently. It knows DuckDB's quoting rules ('…' with '' doubling, E'…'
 // with backslash escapes, "…", $tag$…$tag$, -- and /* */ comments) plus
-// MySQL's backticks, and nothing else: everything it does not have to
-// understand passes through untouched.
+// MySQL's backticks, backslash-escaped '…' literals, 0x literals and
+// executable /*!…*/ comments, and nothing else: everything it does not
+// have to understand passes through untouched.
+
+// quoting is how a '…' literal reads. DuckDB, and MySQL under
+// NO_BACKSLASH_ESCAPES, take only a doubled quote as an escape; MySQL's
+// default also takes a backslash ('it\'s', 'a\nb'), and so does a session
+// whose sql_mode lacks NO_BACKSLASH_ESCAPES (see session.quoting).
+type quoting uint8
+
+const (
+	quoteStandard  quoting = iota // 'it''s'
+	quoteBackslash                // 'it\'s' or 'it''s'
+)
 
 // splitStatement returns the first statement of sql (without its
-// terminating semicolon) and the rest after it. rest is "" when nothing but
-// blanks, comments and semicolons follows.
-func splitStatement(sql string) (stmt, rest string) {
-	end := scanSQL(sql, nil)
+// terminating semicolon) and the rest after it, reading literals with q.
+// rest is "" when nothing but blanks, comments and semicolons follows.
+func splitStatement(sql string, q quoting) (stmt, rest string) {
+	end := scanQuoted(sql, q, nil)
 	if end >= len(sql) {
 		return sql, ""
 	}
@@ -29,12 +42,13 @@ func splitStatement(sql string) (stmt, rest string) {
 	return stmt, rest
 }
 
-// splitStatements splits sql into its non-blank statements.
-func splitStatements(sql string) []string {
+// splitStatements splits sql into its non-blank statements, reading
+// literals with q.
+func splitStatements(sql string, q quoting) []string {
 	var out []string
 	for sql != "" {
 		var stmt string
-		stmt, sql = splitStatement(sql)
+		stmt, sql = splitStatement(sql, q)
 		if !isBlankSQL(stmt) {
 			out = append(out, stmt)
 		}
@@ -57,17 +71,24 @@ func isBlankSQL(s string) bool {
 	}
 }
 
+// hasComment reports whether sql, blank otherwise, holds a comment: MySQL
+// answers such a query with an OK, and only an empty one with an error.
+func hasComment(sql string) bool {
+	s := strings.TrimLeft(sql, " \t\r\n\f\v;")
+	return strings.HasPrefix(s, "--") || strings.HasPrefix(s, "/*")
+}
+
 // stripSQL returns the statement text without leading comments, leading and
-// trailing white space and trailing semicolons. A statement that is one
-// MySQL executable comment (/*!40101 SET NAMES utf8 */) is unwrapped.
+// trailing white space and trailing semicolons. A statement that starts
+// with a MySQL executable comment (/*!40101 SET NAMES utf8 */, or
+// /*!50001 CREATE ALGORITHM=UNDEFINED */ /*!50001 VIEW v AS …*/) is MySQL's
+// through and through: its executable comments are unwrapped (see
+// execComments).
 func stripSQL(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "/*!") && strings.HasSuffix(s, "*/") && strings.Index(s[3:], "*/") == len(s)-5 {
-		inner := s[3 : len(s)-2]
-		inner = strings.TrimLeft(inner, "0123456789")
-		return stripSQL(inner)
-	}
 	s = skipSpaceAndComments(s)
+	if strings.HasPrefix(s, "/*!") {
+		s = skipSpaceAndComments(execComments(s))
+	}
 	for {
 		t := strings.TrimRight(s, " \t\r\n\f\v")
 		t = strings.TrimSuffix(t, ";")
@@ -76,6 +97,65 @@ func stripSQL(s string) string {
 		}
 		s = t
 	}
+}
+
+// mysqlVersionID is the server version as MySQL's executable comments
+// compare it: 8.0.33 is 80033.
+const mysqlVersionID = 80033
+
+// execComments reads sql's comments as MySQL does. The body of an
+// executable comment, /*! body */ or /*!NNNNN body */ with NNNNN up to
+// mysqlVersionID, is SQL; one for a later version, MariaDB's /*M!NNNNNN …*/
+// and every other comment are blanks. Literals and quoted names are left
+// alone. sql is returned as is when it holds no comment.
+func execComments(sql string) string {
+	if !strings.Contains(sql, "/*") {
+		return sql
+	}
+	var b strings.Builder
+	b.Grow(len(sql))
+	last, inBody := 0, false
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(sql, i, c, false)
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				j = len(sql) - i
+			}
+			i += j
+		case inBody && c == '*' && strings.HasPrefix(sql[i:], "*/"):
+			b.WriteString(sql[last:i])
+			b.WriteByte(' ')
+			i += 2
+			last, inBody = i, false
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			b.WriteString(sql[last:i])
+			b.WriteByte(' ')
+			if !inBody && strings.HasPrefix(sql[i:], "/*!") {
+				j := i + 3
+				for j < len(sql) && j < i+9 && sql[j] >= '0' && sql[j] <= '9' {
+					j++
+				}
+				if v, err := strconv.Atoi(sql[i+3 : j]); j == i+3 || err == nil && v <= mysqlVersionID {
+					i, last, inBody = j, j, true
+					continue
+				}
+			}
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				return b.String()
+			}
+			i += end + 4
+			last = i
+		default:
+			i++
+		}
+	}
+	b.WriteString(sql[last:])
+	return b.String()
 }
 
 // skipSpaceAndComments drops leading white space and comments.
@@ -105,8 +185,9 @@ func skipSpaceAndComments(s string) string {
 type tokenKind uint8
 
 const (
-	tokBacktick tokenKind = iota // a `quoted` identifier
-	tokString                    // a '…' or "…" literal
+	tokBacktick  tokenKind = iota // a `quoted` identifier
+	tokString                     // a '…' or "…" literal
+	tokHexNumber                  // a 0x1F literal
 )
 
 // rewriteForDuckDB rewrites the MySQL spellings DuckDB would misread:
@@ -115,6 +196,17 @@ const (
 // introducer before a literal (_binary X'…', _utf8mb4'…', as PyMySQL and
 // Connector/J send) is dropped. Strings and comments are left alone.
 func rewriteForDuckDB(sql string) string {
+	return rewriteLiterals(sql, quoteStandard, nil)
+}
+
+// rewriteLiterals is rewriteForDuckDB for a statement whose '…' literals
+// read with q. With quoteBackslash, a literal with a backslash escape is
+// decoded and written again as DuckDB reads it (see writeDuckString).
+// blobAt, when not nil, reports whether the value starting at byte i (a
+// literal's opening quote, or a 0x literal) is bound for a BLOB column:
+// such a value is written as its bytes, from_hex('…'), where DuckDB would
+// cast a string to BLOB by its own escape rules.
+func rewriteLiterals(sql string, q quoting, blobAt func(i int) bool) string {
 	var b strings.Builder
 	last := 0
 	emit := func(upTo int) {
@@ -123,7 +215,7 @@ func rewriteForDuckDB(sql string) string {
 		}
 		b.WriteString(sql[last:upTo])
 	}
-	scanSQL(sql, func(kind tokenKind, start, end int) {
+	scanQuoted(sql, q, func(kind tokenKind, start, end int) {
 		switch kind {
 		case tokBacktick:
 			emit(start)
@@ -136,6 +228,17 @@ func rewriteForDuckDB(sql string) string {
 			b.WriteString(strings.ReplaceAll(inner, `"`, `""`))
 			b.WriteByte('"')
 			last = end
+		case tokHexNumber:
+			if blobAt == nil || !blobAt(start) || start < last {
+				return
+			}
+			emit(start)
+			digits := sql[start+2 : end]
+			if len(digits)%2 == 1 {
+				digits = "0" + digits // MySQL pads 0xABC on the left
+			}
+			b.WriteString("from_hex('" + digits + "')")
+			last = end
 		case tokString:
 			if sql[start] != '\'' {
 				return
@@ -145,22 +248,36 @@ func rewriteForDuckDB(sql string) string {
 			if hex {
 				lit = start - 1
 			}
+			escaped := q == quoteBackslash && !hex && strings.IndexByte(sql[start:end], '\\') >= 0
+			blob := blobAt != nil && blobAt(start)
+			if q == quoteBackslash && !hex && start > 0 && sql[start-1]|0x20 == 'e' && (start == 1 || !isIdentByte(sql[start-2])) {
+				return // E'…' is DuckDB's; MySQL has none
+			}
 			from := lit
 			k, charset := introducerBefore(sql, lit)
 			introduced := charset != ""
 			switch {
 			case introduced && k >= last:
 				from = k
-			case !hex:
+			case !hex && !escaped && !blob:
 				return
 			}
 			if from < last {
 				return
 			}
 			emit(from)
-			if hex && end-1 > start && sql[end-1] == '\'' {
-				writeHexLiteral(&b, sql[start+1:end-1], charset == "binary")
-			} else {
+			terminated := end-1 > start && sql[end-1] == '\''
+			switch {
+			case hex && terminated:
+				writeHexLiteral(&b, sql[start+1:end-1], charset == "binary" || blob)
+			case (escaped || blob || charset == "binary") && terminated:
+				body := sql[start+1 : end-1]
+				if q == quoteBackslash {
+					writeDuckString(&b, unescapeMySQL(body), charset == "binary" || blob)
+				} else {
+					writeDuckString(&b, []byte(strings.ReplaceAll(body, "''", "'")), blob)
+				}
+			default:
 				b.WriteString(sql[lit:end])
 			}
 			last = end
@@ -171,6 +288,69 @@ func rewriteForDuckDB(sql string) string {
 	}
 	b.WriteString(sql[last:])
 	return b.String()
+}
+
+// unescapeMySQL decodes the text between the quotes of a '…' literal
+// written with MySQL's backslash escapes: \0 \b \n \r \t \Z stand for
+// NUL, backspace, newline, return, tab and Ctrl-Z; \% and \_ keep their
+// backslash (for LIKE); any other \x is x; and a doubled quote is one.
+func unescapeMySQL(body string) []byte {
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '\'' && i+1 < len(body) && body[i+1] == '\'':
+			i++
+		case c == '\\' && i+1 < len(body):
+			i++
+			switch c = body[i]; c {
+			case '0':
+				c = 0
+			case 'b':
+				c = '\b'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'Z':
+				c = 0x1a
+			case '%', '_':
+				out = append(out, '\\')
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// writeDuckString writes raw as a DuckDB expression with its value: a
+// '…' literal when raw is UTF-8 text (NUL bytes, which a DuckDB literal
+// cannot hold, joined in as chr(0)), else, or when blob is set, its bytes
+// as from_hex('…'), a BLOB.
+func writeDuckString(b *strings.Builder, raw []byte, blob bool) {
+	if blob || !utf8.Valid(raw) {
+		b.WriteString("from_hex('")
+		b.WriteString(hex.EncodeToString(raw))
+		b.WriteString("')")
+		return
+	}
+	parts := strings.Split(string(raw), "\x00")
+	if len(parts) > 1 {
+		b.WriteByte('(')
+	}
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(" || chr(0) || ")
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(p, "'", "''"))
+		b.WriteByte('\'')
+	}
+	if len(parts) > 1 {
+		b.WriteByte(')')
+	}
 }
 
 // writeHexLiteral writes MySQL's X'hex' for DuckDB. MySQL gives it the
@@ -231,6 +411,11 @@ func introducerBefore(sql string, i int) (int, string) {
 // closing quote when there is one. The scan never fails: an unterminated
 // literal or comment runs to the end of the text.
 func scanSQL(sql string, onToken func(kind tokenKind, start, end int)) int {
+	return scanQuoted(sql, quoteStandard, onToken)
+}
+
+// scanQuoted is scanSQL reading '…' literals with q.
+func scanQuoted(sql string, q quoting, onToken func(kind tokenKind, start, end int)) int {
 	n := len(sql)
 	for i := 0; i < n; {
 		c := sql[i]
@@ -238,7 +423,7 @@ func scanSQL(sql string, onToken func(kind tokenKind, start, end int)) int {
 		case c == ';' && onToken == nil:
 			return i
 		case c == '\'' || c == '"':
-			escapes := c == '\'' && i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e') && (i == 1 || !isIdentByte(sql[i-2]))
+			escapes := c == '\'' && (q == quoteBackslash || i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e') && (i == 1 || !isIdentByte(sql[i-2])))
 			end := skipQuoted(sql, i, c, escapes)
 			if onToken != nil {
 				onToken(tokString, i, end)
@@ -264,6 +449,15 @@ func scanSQL(sql string, onToken func(kind tokenKind, start, end int)) int {
 			i += j + 4
 		case c == '$' && (i == 0 || !isIdentByte(sql[i-1])):
 			i = skipDollarQuoted(sql, i)
+		case c == '0' && i+2 < n && sql[i+1]|0x20 == 'x' && isHexDigit(sql[i+2]) && (i == 0 || !isIdentByte(sql[i-1])):
+			j := i + 2
+			for j < n && isHexDigit(sql[j]) {
+				j++
+			}
+			if onToken != nil && (j == n || !isIdentByte(sql[j])) {
+				onToken(tokHexNumber, i, j)
+			}
+			i = j
 		default:
 			i++
 		}
@@ -308,6 +502,10 @@ func skipDollarQuoted(sql string, i int) int {
 		return len(sql)
 	}
 	return j + 1 + k + len(tag)
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f'
 }
 
 func isIdentByte(c byte) bool {

@@ -26,7 +26,7 @@ func TestSplitStatements(t *testing.T) {
 		{"SELECT 'unterminated; SELECT 2", []string{"SELECT 'unterminated; SELECT 2"}},
 	}
 	for _, tt := range tests {
-		got := splitStatements(tt.sql)
+		got := splitStatements(tt.sql, quoteStandard)
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
 			t.Errorf("splitStatements(%q) = %q, want %q", tt.sql, got, tt.want)
 		}
@@ -34,11 +34,11 @@ func TestSplitStatements(t *testing.T) {
 }
 
 func TestSplitStatement_Rest(t *testing.T) {
-	stmt, rest := splitStatement("SELECT 1; -- bye\n ;")
+	stmt, rest := splitStatement("SELECT 1; -- bye\n ;", quoteStandard)
 	if stmt != "SELECT 1" || rest != "" {
 		t.Errorf("got %q, %q; want the statement and no rest", stmt, rest)
 	}
-	stmt, rest = splitStatement("SELECT 1; SELECT 2")
+	stmt, rest = splitStatement("SELECT 1; SELECT 2", quoteStandard)
 	if stmt != "SELECT 1" || rest != " SELECT 2" {
 		t.Errorf("got %q, %q", stmt, rest)
 	}
@@ -50,7 +50,7 @@ func TestStripSQL(t *testing.T) {
 		"/* mysql-connector */SELECT @@x":        "SELECT @@x",
 		"-- c\n/* d */ SHOW TABLES;;":            "SHOW TABLES",
 		"/*!40101 SET NAMES utf8 */":             "SET NAMES utf8",
-		"/*!40101 SET a=1 */ /* x */":            "/*!40101 SET a=1 */ /* x */",
+		"/*!40101 SET a=1 */ /* x */":            "SET a=1",
 		"SELECT 1 /* trailing */":                "SELECT 1 /* trailing */",
 		"/* unterminated":                        "",
 		"\n\t select\t@@version_comment limit 1": "select\t@@version_comment limit 1",
@@ -86,16 +86,22 @@ func TestRewriteForDuckDB(t *testing.T) {
 }
 
 func FuzzSplitStatement(f *testing.F) {
-	for _, s := range []string{"SELECT 1; SELECT 2", "SELECT 'a;b'", "SELECT $t$;$t$;", "/* ; */;", "`a;`;", "E'\\';'"} {
+	for _, s := range []string{"SELECT 1; SELECT 2", "SELECT 'a;b'", "SELECT $t$;$t$;", "/* ; */;", "`a;`;", "E'\\';'",
+		"/*!40101 SET x='*/' */", "(1,'it\\'s',_binary '\\0',X'41',0x1F,NULL)", "SELECT 'a\\'; SELECT 2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
-		stmt, rest := splitStatement(sql)
+		stmt, rest := splitStatement(sql, quoteStandard)
 		if len(stmt) > len(sql) || (rest != "" && !strings.HasSuffix(sql, rest)) {
 			t.Fatalf("splitStatement(%q) = %q, %q", sql, stmt, rest)
 		}
-		_ = splitStatements(sql)
+		_ = splitStatements(sql, quoteBackslash)
 		_ = rewriteForDuckDB(sql)
+		_ = rewriteLiterals(sql, quoteBackslash, func(i int) bool { return i%2 == 0 })
 		_ = stripSQL(sql)
+		_ = execComments(sql)
+		if rec, ok := readValues(sql, quoteBackslash, []tableColumn{{"a", kindNumber}, {"b", kindText}, {"c", kindBlob}}); ok {
+			rec.Release()
+		}
 	})
 }

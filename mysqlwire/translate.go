@@ -2,6 +2,7 @@ package mysqlwire
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -47,6 +48,7 @@ func translateInfoSchemaQuery(sql string) (out string, ok bool) {
 	_ = sqlparser.Walk(visitSetOps(func(node sqlparser.SQLNode) (bool, error) {
 		if sel, ok := node.(*sqlparser.Select); ok {
 			havingToWhere(sel)
+			anyValueUngrouped(sel)
 		}
 		return true, nil
 	}), stmt)
@@ -166,6 +168,45 @@ func havingToWhere(sel *sqlparser.Select) {
 		return
 	}
 	sel.Where.Expr = &sqlparser.AndExpr{Left: &sqlparser.ParenExpr{Expr: sel.Where.Expr}, Right: &sqlparser.ParenExpr{Expr: cond}}
+}
+
+// anyValueUngrouped wraps in any_value() the plain columns that a SELECT
+// with GROUP BY lists but does not group by. MySQL without
+// ONLY_FULL_GROUP_BY takes such a column's value from any row of the
+// group, and mysqldump sends a query like that over FILES; DuckDB would
+// refuse it. The column keeps its name.
+func anyValueUngrouped(sel *sqlparser.Select) {
+	if len(sel.GroupBy) == 0 {
+		return
+	}
+	grouped := map[string]bool{}
+	for _, g := range sel.GroupBy {
+		if v, ok := g.(*sqlparser.SQLVal); ok && v.Type == sqlparser.IntVal {
+			// GROUP BY 2 groups by the second column of the list.
+			if n, err := strconv.Atoi(string(v.Val)); err == nil && n >= 1 && n <= len(sel.SelectExprs) {
+				if ae, ok := sel.SelectExprs[n-1].(*sqlparser.AliasedExpr); ok {
+					grouped[strings.ToLower(sqlparser.String(ae.Expr))] = true
+				}
+			}
+			continue
+		}
+		grouped[strings.ToLower(sqlparser.String(g))] = true
+	}
+	for _, e := range sel.SelectExprs {
+		ae, ok := e.(*sqlparser.AliasedExpr)
+		if !ok {
+			continue
+		}
+		col, ok := ae.Expr.(*sqlparser.ColName)
+		if !ok || grouped[strings.ToLower(sqlparser.String(col))] || grouped[col.Name.Lowered()] ||
+			(!ae.As.IsEmpty() && grouped[ae.As.Lowered()]) {
+			continue
+		}
+		if ae.As.IsEmpty() {
+			ae.As = col.Name
+		}
+		ae.Expr = &sqlparser.FuncExpr{Name: sqlparser.NewColIdent("any_value"), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: col}}}
+	}
 }
 
 // hasAggregate reports whether node calls an aggregate function outside

@@ -5,8 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/dolthub/vitess/go/sqltypes"
-	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
 // MySQL character-set (collation) numbers sent in column definitions.
@@ -15,85 +13,11 @@ const (
 	charsetBinary  = 63
 )
 
-// Column lengths for the column definitions of unbounded DuckDB types.
+// Column definitions of result columns (see mysqlTypes).
 const (
-	textColumnLength = 65535 * 4 // a TEXT column of 4-byte characters
-	blobColumnLength = 65535
-	decimalsNotFixed = 31 // NOT_FIXED_DEC: a FLOAT or DOUBLE column
+	textColumnLength = 65535 * 4 // a VARCHAR result column: 65535 4-byte characters
+	decimalsNotFixed = 31        // NOT_FIXED_DEC: a FLOAT or DOUBLE column
 )
-
-// mysqlField maps one Arrow result field to a MySQL column definition.
-// DuckDB's types map as follows: integers of every width and sign to the
-// MySQL integer of that width (BOOLEAN to TINYINT(1)), FLOAT and DOUBLE to
-// FLOAT and DOUBLE, DECIMAL(p,s) and HUGEINT to DECIMAL, VARCHAR, ENUM and
-// UUID to VARCHAR, BLOB to BLOB, DATE, TIME and TIMESTAMP to DATE, TIME and
-// DATETIME, TIMESTAMPTZ to TIMESTAMP (in UTC), and INTERVAL, LIST, ARRAY,
-// STRUCT, MAP and UNION to VARCHAR holding DuckDB's text form of the value.
-func mysqlField(f arrow.Field) *querypb.Field {
-	fld := &querypb.Field{Name: f.Name, OrgName: f.Name, Charset: charsetBinary}
-	set := func(t querypb.Type, length, decimals uint32) {
-		fld.Type, fld.ColumnLength, fld.Decimals = t, length, decimals
-	}
-	dt := f.Type
-	if ext, ok := dt.(arrow.ExtensionType); ok {
-		dt = ext.StorageType()
-	}
-	switch t := dt.(type) {
-	case *arrow.NullType:
-		set(sqltypes.Null, 0, 0)
-	case *arrow.BooleanType:
-		set(sqltypes.Int8, 1, 0)
-	case *arrow.Int8Type:
-		set(sqltypes.Int8, 4, 0)
-	case *arrow.Int16Type:
-		set(sqltypes.Int16, 6, 0)
-	case *arrow.Int32Type:
-		set(sqltypes.Int32, 11, 0)
-	case *arrow.Int64Type:
-		set(sqltypes.Int64, 20, 0)
-	case *arrow.Uint8Type:
-		set(sqltypes.Uint8, 3, 0)
-	case *arrow.Uint16Type:
-		set(sqltypes.Uint16, 5, 0)
-	case *arrow.Uint32Type:
-		set(sqltypes.Uint32, 10, 0)
-	case *arrow.Uint64Type:
-		set(sqltypes.Uint64, 20, 0)
-	case *arrow.Float16Type, *arrow.Float32Type:
-		set(sqltypes.Float32, 12, decimalsNotFixed)
-	case *arrow.Float64Type:
-		set(sqltypes.Float64, 22, decimalsNotFixed)
-	case arrow.DecimalType:
-		p, s := uint32(t.GetPrecision()), uint32(t.GetScale())
-		length := p + 1 // sign
-		if s > 0 {
-			length++ // decimal point
-		}
-		set(sqltypes.Decimal, length, s)
-	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
-		set(sqltypes.Blob, blobColumnLength, 0)
-	case *arrow.Date32Type, *arrow.Date64Type:
-		set(sqltypes.Date, 10, 0)
-	case *arrow.Time32Type:
-		fsp := fractionDigits(t.Unit)
-		set(sqltypes.Time, 8+withPoint(fsp), fsp)
-	case *arrow.Time64Type:
-		fsp := fractionDigits(t.Unit)
-		set(sqltypes.Time, 8+withPoint(fsp), fsp)
-	case *arrow.TimestampType:
-		fsp := fractionDigits(t.Unit)
-		typ := sqltypes.Datetime
-		if t.TimeZone != "" {
-			typ = sqltypes.Timestamp
-		}
-		set(typ, 19+withPoint(fsp), fsp)
-	default:
-		// Strings, dictionaries (ENUM), intervals and nested types.
-		set(sqltypes.VarChar, textColumnLength, 0)
-		fld.Charset = charsetUTF8MB4
-	}
-	return fld
-}
 
 // fractionDigits is the fractional-seconds precision MySQL can show for a
 // time unit; it stops at microseconds.
@@ -177,6 +101,9 @@ func newColWriter(arr arrow.Array, binary bool) colWriter {
 		if dict, ok := a.Dictionary().(*array.String); ok {
 			return enumWriter{a, dict}
 		}
+	case *array.List, *array.LargeList, *array.FixedSizeList, *array.ListView, *array.LargeListView,
+		*array.Struct, *array.Map:
+		return jsonWriter{arr}
 	case array.ExtensionArray:
 		return newColWriter(a.Storage(), binary)
 	}
@@ -285,6 +212,15 @@ type enumWriter struct {
 
 func (w enumWriter) appendValue(b []byte, i int) ([]byte, bool) {
 	return append(b, w.dict.Value(w.a.GetValueIndex(i))...), true
+}
+
+// jsonWriter writes a LIST, ARRAY, STRUCT or MAP as JSON text, the way
+// MySQL prints its JSON values (see appendJSON): the catalog calls these
+// columns json.
+type jsonWriter struct{ a arrow.Array }
+
+func (w jsonWriter) appendValue(b []byte, i int) ([]byte, bool) {
+	return appendJSON(b, w.a, i), true
 }
 
 // textWriter writes any other value as DuckDB's text form of it.

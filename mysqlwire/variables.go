@@ -37,9 +37,18 @@ type sysVar struct {
 }
 
 // forcedSQLModes are part of sql_mode whatever a client sets, because they
-// describe how DuckDB reads SQL: "…" is an identifier and a backslash in a
-// string literal is an ordinary character.
-const forcedSQLModes = "ANSI_QUOTES,NO_BACKSLASH_ESCAPES"
+// describe how DuckDB reads SQL: "…" is an identifier.
+//
+// NO_BACKSLASH_ESCAPES, DuckDB's reading of '…' literals, is in the
+// default sql_mode but follows the client: a session that sets a sql_mode
+// without it (mysqldump empties sql_mode to dump, and a dump file sets it
+// to NO_AUTO_VALUE_ON_ZERO for its restore) writes its literals with
+// backslash escapes, and the endpoint reads them so (session.quoting) and
+// drops the status flag, so that the client escapes the MySQL way too.
+const forcedSQLModes = "ANSI_QUOTES"
+
+// defaultSQLMode is sql_mode until a client sets it.
+const defaultSQLMode = "ANSI_QUOTES,NO_BACKSLASH_ESCAPES,ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
 
 // systemVars are the variables the endpoint knows, with their defaults.
 // version, version_comment, autocommit and the hostname are computed.
@@ -84,7 +93,7 @@ var systemVars = []sysVar{
 	{"query_cache_type", "OFF", varString},
 	{"read_only", "OFF", varBool},
 	{"sql_auto_is_null", "OFF", varBool},
-	{"sql_mode", forcedSQLModes + ",ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", varString},
+	{"sql_mode", defaultSQLMode, varString},
 	{"sql_safe_updates", "OFF", varBool},
 	{"sql_select_limit", "18446744073709551615", varInt},
 	{"system_time_zone", "UTC", varString},
@@ -149,6 +158,33 @@ func (s *session) variable(name string) (val *string, kind varKind, ok bool) {
 		}
 	}
 	return &v, kind, true
+}
+
+// quoting is how the session's '…' literals read: with backslash escapes
+// unless its sql_mode has NO_BACKSLASH_ESCAPES.
+func (s *session) quoting() quoting {
+	if s.noBackslashEscapes() {
+		return quoteStandard
+	}
+	return quoteBackslash
+}
+
+// noBackslashEscapes reports whether the session's sql_mode has
+// NO_BACKSLASH_ESCAPES, which the server also says in its status flags.
+func (s *session) noBackslashEscapes() bool {
+	v, set := s.vars["sql_mode"]
+	if !set {
+		return true
+	}
+	if v == nil {
+		return false
+	}
+	for _, m := range strings.Split(*v, ",") {
+		if strings.EqualFold(strings.TrimSpace(m), "NO_BACKSLASH_ESCAPES") {
+			return true
+		}
+	}
+	return false
 }
 
 func onOff(b bool) string {
@@ -229,7 +265,12 @@ var (
 	setNamesRe       = regexp.MustCompile(`(?is)^NAMES\s+(\S+)(?:\s+COLLATE\s+(\S+))?$`)
 	setCharsetRe     = regexp.MustCompile(`(?is)^(?:CHARACTER\s+SET|CHARSET)\s+(\S+)$`)
 	setAssignRe      = regexp.MustCompile(`(?is)^(?:(GLOBAL|SESSION|LOCAL|PERSIST|PERSIST_ONLY)\s+|@@(?:(GLOBAL|SESSION|LOCAL|PERSIST)\.)?)?([a-z_][a-z0-9_]*)\s*:?=\s*(.*)$`)
+	setUserVarRe     = regexp.MustCompile("(?is)^@([a-z0-9_$.]+|`[^`]*`|'[^']*'|\"[^\"]*\")\\s*:?=\\s*(.*)$")
 )
+
+// userVarKey is where the session keeps the user variable @name among its
+// variables: the @ keeps it apart from the system variables.
+func userVarKey(name string) string { return "@" + strings.ToLower(unquoteWord(name)) }
 
 // assignment is one "name = value" of a SET statement.
 type assignment struct {
@@ -273,9 +314,13 @@ func (s *session) compatSet(ctx context.Context, text string) (compatOutcome, bo
 				assignment{name: "character_set_results", value: cs})
 			continue
 		}
+		if m := setUserVarRe.FindStringSubmatch(part); m != nil {
+			local = append(local, assignment{name: userVarKey(m[1]), value: strings.TrimSpace(m[2])})
+			continue
+		}
 		m := setAssignRe.FindStringSubmatch(part)
 		if m == nil {
-			return compatOutcome{}, false, nil // a user variable or something DuckDB may know
+			return compatOutcome{}, false, nil // something DuckDB may know
 		}
 		a := assignment{scope: strings.ToUpper(m[1] + m[2]), name: strings.ToLower(m[3]), value: strings.TrimSpace(m[4])}
 		if _, mysqlVar := systemVarIndex[a.name]; !mysqlVar && s.srv.duckSettings[a.name] {
@@ -313,7 +358,7 @@ func (s *session) compatSet(ctx context.Context, text string) (compatOutcome, bo
 
 // assign sets one MySQL variable.
 func (s *session) assign(ctx context.Context, a assignment) error {
-	val, null, isDefault, ok := parseSetValue(a.value)
+	val, null, isDefault, ok := s.setValue(a.value)
 	if !ok {
 		// An expression (CONCAT(@@sql_mode, …)): accepted, not evaluated.
 		s.log.Debug("mysql SET value not evaluated", "name", a.name, "value", a.value)
@@ -330,6 +375,7 @@ func (s *session) assign(ctx context.Context, a assignment) error {
 		}
 		return s.setAutocommit(ctx, on)
 	}
+	checksWere := s.foreignKeyChecks()
 	switch {
 	case isDefault:
 		delete(s.vars, a.name)
@@ -339,6 +385,12 @@ func (s *session) assign(ctx context.Context, a assignment) error {
 		s.setVar(a.name, &val)
 	}
 	switch a.name {
+	case "sql_mode":
+		s.syncFlags()
+	case "foreign_key_checks":
+		if !checksWere && s.foreignKeyChecks() {
+			return s.addDeferredForeignKeys(ctx)
+		}
 	case "transaction_isolation", "tx_isolation", "transaction_read_only", "tx_read_only":
 		twin := map[string]string{"transaction_isolation": "tx_isolation", "tx_isolation": "transaction_isolation",
 			"transaction_read_only": "tx_read_only", "tx_read_only": "transaction_read_only"}[a.name]
@@ -383,6 +435,69 @@ func parseBool(v string) (bool, bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// setValue reads the value of a SET assignment as parseSetValue does, and
+// also a variable: @@name (a system variable) or @name (a user variable,
+// NULL when unset), as a dump file restores what it saved
+// (SET SQL_MODE=@OLD_SQL_MODE).
+func (s *session) setValue(v string) (val string, null, isDefault, ok bool) {
+	v = strings.TrimSpace(v)
+	var ref *string
+	switch {
+	case strings.HasPrefix(v, "@@"):
+		name := strings.ToLower(v[2:])
+		if _, after, scoped := strings.Cut(name, "."); scoped {
+			name = after
+		}
+		if !isIdentWord(name) {
+			return "", false, false, false
+		}
+		r, kind, known := s.variable(name)
+		if !known {
+			return "", false, false, false
+		}
+		if r != nil {
+			sv, _ := selectValue(r, kind)
+			str := sv.ToString()
+			r = &str
+		}
+		ref = r
+	case strings.HasPrefix(v, "@"):
+		if !isIdentWord(unquoteWord(v[1:])) {
+			return "", false, false, false
+		}
+		ref = s.vars[userVarKey(v[1:])]
+	default:
+		return parseSetValue(v)
+	}
+	if ref == nil {
+		return "", true, false, true
+	}
+	return *ref, false, false, true
+}
+
+// isIdentWord reports whether s is a non-empty run of identifier bytes.
+func isIdentWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) && s[i] != '$' {
+			return false
+		}
+	}
+	return true
+}
+
+// foreignKeyChecks reports whether the session's foreign_key_checks is on.
+func (s *session) foreignKeyChecks() bool {
+	v, _, _ := s.variable("foreign_key_checks")
+	if v == nil {
+		return true
+	}
+	on, ok := parseBool(*v)
+	return on || !ok
 }
 
 // parseSetValue reads the value of a SET assignment: a string literal, a

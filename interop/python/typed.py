@@ -4,9 +4,10 @@ values, extremes, all NULL), and the values each client must see.
 Each Column holds the DuckDB type, the SQL literal of each row, the Arrow type
 ADBC must report, and the value Python must get for each row: `py` is what
 pyarrow's to_pylist gives over ADBC, `mysql` what PyMySQL gives (see
-mysqlwire/types.go for the MySQL mapping). Columns that the MySQL endpoint
-sends as DuckDB's text form (INTERVAL, LIST, STRUCT) are compared with
-CAST(col AS VARCHAR) read over Flight, marked by mysql=TEXT.
+mysqlwire/mysqltypes.go for the MySQL mapping). Columns that the MySQL
+endpoint sends as DuckDB's text form (INTERVAL) are compared with
+CAST(col AS VARCHAR) read over Flight, marked by mysql=TEXT; LIST and STRUCT
+go out as JSON text (MySQL's json).
 """
 
 import dataclasses
@@ -89,10 +90,10 @@ COLUMNS = [
            pa.string(),
            ("550e8400-e29b-41d4-a716-446655440000", "00000000-0000-0000-0000-000000000000", None)),
     Column("c_list", "INTEGER[]", ("[1, 2, NULL, 4]", "[]", "NULL"), pa.list_(pa.int32()),
-           ([1, 2, None, 4], [], None), mysql=TEXT),
+           ([1, 2, None, 4], [], None), mysql=("[1, 2, null, 4]", "[]", None)),
     Column("c_struct", "STRUCT(a INTEGER, b VARCHAR)", ("{'a': 7, 'b': 'x'}", "{'a': NULL, 'b': ''}", "NULL"),
            pa.struct([("a", pa.int32()), ("b", pa.string())]),
-           ({"a": 7, "b": "x"}, {"a": None, "b": ""}, None), mysql=TEXT),
+           ({"a": 7, "b": "x"}, {"a": None, "b": ""}, None), mysql=('{"a": 7, "b": "x"}', '{"a": null, "b": ""}', None)),
 ]
 
 NAMES = [c.name for c in COLUMNS]
