@@ -15,11 +15,14 @@ run: build
 	@mkdir -p data
 	./$(BIN) serve --db ./data/quiver.duckdb --demo
 
-# deps installs the Debian packages the tests drive (the mysql CLI).
+# deps installs the Debian packages the tests drive: the mysql CLI and
+# mysqldump, and the MariaDB server the dump round trips restore into (its
+# own service is stopped; the tests start servers of their own).
 deps:
-	@command -v mysql >/dev/null 2>&1 || { \
-		echo "installing mariadb-client (for the mysql CLI tests)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null; }
+	@{ command -v mysqldump >/dev/null 2>&1 && { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; }; } || { \
+		echo "installing mariadb-client and mariadb-server (for the mysql CLI and mysqldump tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client mariadb-server >/dev/null && \
+		{ service mariadb stop >/dev/null 2>&1 || true; }; }
 
 # s3 builds the S3-compatible object store (SeaweedFS) the lake tests run
 # as a process on 127.0.0.1, once; it is cached under ~/.cache/quiver.
