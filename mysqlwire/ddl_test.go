@@ -99,6 +99,14 @@ func TestMySQLDDL_CreateTable(t *testing.T) {
 		if len(rows) != 1 || rows[0][0] != "42" || rows[0][1] != "0" || rows[0][2] != "1" {
 			t.Errorf("row = %q, want id 42 (AUTO_INCREMENT=42), flag 0, made set", rows)
 		}
+		// SHOW CREATE TABLE carries the counter on, as MySQL's table option.
+		var tbl, create string
+		if err := c.QueryRowContext(context.Background(), "SHOW CREATE TABLE t1").Scan(&tbl, &create); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(create, ") ENGINE=InnoDB AUTO_INCREMENT=43 DEFAULT CHARSET=") {
+			t.Errorf("SHOW CREATE TABLE t1 = %s, want AUTO_INCREMENT=43 after the ENGINE", create)
+		}
 	})
 	t.Run("an index name taken in the schema", func(t *testing.T) {
 		execAll(t, c, "CREATE TABLE `t4` (`made` int, KEY `made_k` (`made`)) ENGINE=InnoDB")

@@ -258,11 +258,107 @@ func createTable(ctx context.Context, conn *engine.Conn, d sqlDialect, schema, n
 	var b strings.Builder
 	b.WriteString("CREATE TABLE " + d.ident(name) + " (\n")
 	b.WriteString(strings.Join(lines, ",\n"))
-	b.WriteString("\n) ENGINE=" + tableEngine + " DEFAULT CHARSET=utf8mb4 COLLATE=" + defaultCollation)
+	b.WriteString("\n) ENGINE=" + tableEngine)
+	next, err := nextAutoIncrement(ctx, conn, schema, name)
+	if err != nil {
+		return "", err
+	}
+	if next > 1 {
+		fmt.Fprintf(&b, " AUTO_INCREMENT=%d", next)
+	}
+	b.WriteString(" DEFAULT CHARSET=utf8mb4 COLLATE=" + defaultCollation)
 	if comment != "" {
 		b.WriteString(" COMMENT=" + d.literal(comment))
 	}
 	return b.String(), nil
+}
+
+// nextAutoIncrement is the value the table's AUTO_INCREMENT column (a
+// DEFAULT nextval('seq'), as a restore of MySQL DDL makes it) hands out
+// next, as MySQL's table option AUTO_INCREMENT=N says, so a dump restores
+// the counter too; 0 when the table has no such column.
+func nextAutoIncrement(ctx context.Context, conn *engine.Conn, schema, table string) (int64, error) {
+	rows, err := queryStrings(ctx, conn, `SELECT column_default FROM duckdb_columns()
+WHERE database_name = current_database() AND schema_name = `+engine.QuoteString(schema)+
+		` AND table_name = `+engine.QuoteString(table)+` AND column_default ILIKE 'nextval(%' LIMIT 1`)
+	if err != nil || len(rows) == 0 || rows[0][0] == nil {
+		return 0, err
+	}
+	seqSchema, seq, ok := sequenceOf(*rows[0][0])
+	if !ok {
+		return 0, nil
+	}
+	if seqSchema == "" {
+		seqSchema = schema
+	}
+	rows, err = queryStrings(ctx, conn, `SELECT coalesce(last_value + increment_by, start_value)::VARCHAR FROM duckdb_sequences()
+WHERE database_name = current_database() AND schema_name = `+engine.QuoteString(seqSchema)+` AND sequence_name = `+engine.QuoteString(seq))
+	if err != nil || len(rows) == 0 || rows[0][0] == nil {
+		return 0, err
+	}
+	var n int64
+	if _, err := fmt.Sscan(*rows[0][0], &n); err != nil {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// sequenceOf reads the sequence a default nextval('…') draws from: its
+// schema (empty when not given) and name.
+func sequenceOf(dflt string) (schema, name string, ok bool) {
+	lit, ok := strings.CutPrefix(strings.TrimSpace(dflt), "nextval('")
+	if !ok {
+		return "", "", false
+	}
+	lit, ok = strings.CutSuffix(lit, "')")
+	if !ok {
+		return "", "", false
+	}
+	lit = strings.ReplaceAll(lit, "''", "'")
+	var parts []string
+	for lit != "" {
+		var part string
+		if strings.HasPrefix(lit, `"`) {
+			end := 1
+			for end < len(lit) {
+				if lit[end] == '"' {
+					if end+1 < len(lit) && lit[end+1] == '"' {
+						end += 2
+						continue
+					}
+					break
+				}
+				end++
+			}
+			if end >= len(lit) {
+				return "", "", false
+			}
+			part, lit = strings.ReplaceAll(lit[1:end], `""`, `"`), lit[end+1:]
+		} else {
+			i := strings.IndexByte(lit, '.')
+			if i < 0 {
+				i = len(lit)
+			}
+			part, lit = lit[:i], lit[i:]
+		}
+		parts = append(parts, part)
+		if lit == "" {
+			break
+		}
+		if lit[0] != '.' {
+			return "", "", false
+		}
+		lit = lit[1:]
+	}
+	switch len(parts) {
+	case 1:
+		return "", parts[0], true
+	case 2:
+		return parts[0], parts[1], true
+	case 3:
+		return parts[1], parts[2], true
+	}
+	return "", "", false
 }
 
 // columnDefinition is one column's line of CREATE TABLE, from its row of

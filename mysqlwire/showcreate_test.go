@@ -202,3 +202,24 @@ func TestServer_ShowColumnsAndStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestSequenceOf(t *testing.T) {
+	cases := []struct{ in, schema, name string }{
+		{`nextval('"main"."t1_id_seq"')`, "main", "t1_id_seq"},
+		{`nextval('t1_id_seq')`, "", "t1_id_seq"},
+		{`nextval('s.q')`, "s", "q"},
+		{`nextval('"a""b"."c.d"')`, `a"b`, "c.d"},
+		{`nextval('db.s.q')`, "s", "q"},
+	}
+	for _, tc := range cases {
+		s, n, ok := sequenceOf(tc.in)
+		if !ok || s != tc.schema || n != tc.name {
+			t.Errorf("sequenceOf(%s) = %q, %q, %v; want %q, %q", tc.in, s, n, ok, tc.schema, tc.name)
+		}
+	}
+	for _, bad := range []string{`now()`, `nextval('"unterminated')`, `nextval('a.b.c.d')`} {
+		if _, _, ok := sequenceOf(bad); ok {
+			t.Errorf("sequenceOf(%s) ok", bad)
+		}
+	}
+}
