@@ -125,6 +125,38 @@ func TestGORM_Migrator(t *testing.T) {
 		}
 	})
 
+	t.Run("ColumnTypes of every type", func(t *testing.T) {
+		if err := db.Exec(`CREATE TABLE gorm_every (c_bool BOOLEAN, c_tinyint TINYINT, c_smallint SMALLINT, c_int INTEGER,
+			c_bigint BIGINT, c_utinyint UTINYINT, c_usmallint USMALLINT, c_uint UINTEGER, c_ubigint UBIGINT,
+			c_decimal DECIMAL(10,3), c_double DOUBLE, c_real REAL, c_varchar VARCHAR, c_blob BLOB, c_date DATE,
+			c_time TIME, c_ts TIMESTAMP, c_tstz TIMESTAMPTZ, c_uuid UUID, c_list INTEGER[],
+			c_struct STRUCT(a INTEGER), c_map MAP(VARCHAR, INTEGER), c_json JSON)`).Error; err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		cols, err := m.ColumnTypes("gorm_every")
+		if err != nil {
+			t.Fatalf("ColumnTypes: %v", err)
+		}
+		var got []string
+		for _, c := range cols {
+			full, _ := c.ColumnType()
+			got = append(got, c.Name()+" "+full)
+		}
+		want := []string{
+			"c_bool tinyint(1)", "c_tinyint tinyint", "c_smallint smallint", "c_int int", "c_bigint bigint",
+			"c_utinyint tinyint unsigned", "c_usmallint smallint unsigned", "c_uint int unsigned", "c_ubigint bigint unsigned",
+			"c_decimal decimal(10,3)", "c_double double", "c_real float", "c_varchar longtext", "c_blob longblob",
+			"c_date date", "c_time time(6)", "c_ts datetime(6)", "c_tstz timestamp(6)", "c_uuid char(36)",
+			"c_list json", "c_struct json", "c_map json", "c_json json",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if !m.HasTable("gorm_every") {
+			t.Error("HasTable(gorm_every) = false")
+		}
+	})
+
 	t.Run("AutoMigrate of a table that matches", func(t *testing.T) {
 		if err := db.Exec("CREATE TABLE gorm_items (id BIGINT PRIMARY KEY, name VARCHAR NOT NULL, qty INTEGER, " +
 			"price DOUBLE, active BOOLEAN, created TIMESTAMP, note VARCHAR)").Error; err != nil {
