@@ -99,21 +99,11 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 }
 
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openPrivate(path, "token key")
 	if err != nil {
-		return nil, fmt.Errorf("open token key: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat token key: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("token key %s is not a regular file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("token key %s has mode %#o; other users must not read it: chmod 600 %s", path, perm, path)
-	}
 	// Read a little more than a hex key, to tell "too long" from "right".
 	buf, err := io.ReadAll(io.LimitReader(f, 4*KeyLen))
 	if err != nil {
@@ -195,4 +185,27 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync directory: %w", err)
 	}
 	return nil
+}
+
+// openPrivate opens a regular file that only its owner may read (mode 0600
+// or stricter; not checked on Windows). what names it in errors.
+func openPrivate(path, what string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", what, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", what, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s %s is not a regular file", what, path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		f.Close()
+		return nil, fmt.Errorf("%s %s has mode %#o; other users must not read it: chmod 600 %s", what, path, perm, path)
+	}
+	return f, nil
 }

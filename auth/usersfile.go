@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -65,21 +64,11 @@ func ReadUsersFile(path string) (*Store, error) {
 
 // readPrivateFile reads a regular file of mode 0600 or stricter.
 func readPrivateFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openPrivate(path, "users file")
 	if err != nil {
-		return nil, fmt.Errorf("open users file: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat users file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("users file %s is not a regular file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("users file %s has mode %#o; other users must not read it: chmod 600 %s", path, perm, path)
-	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("read users file %s: %w", path, err)

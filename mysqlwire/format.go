@@ -422,29 +422,41 @@ func appendNestedString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// listRange returns the child values of row i of a list-like array (LIST,
+// LARGE LIST, their views, and FIXED SIZE LIST) and the row's range of
+// them; ok is false for any other array.
+func listRange(arr arrow.Array, i int) (values arrow.Array, start, end int, ok bool) {
+	switch a := arr.(type) {
+	case *array.List:
+		s, e := a.ValueOffsets(i)
+		return a.ListValues(), int(s), int(e), true
+	case *array.LargeList:
+		s, e := a.ValueOffsets(i)
+		return a.ListValues(), int(s), int(e), true
+	case *array.ListView:
+		s, e := a.ValueOffsets(i)
+		return a.ListValues(), int(s), int(e), true
+	case *array.LargeListView:
+		s, e := a.ValueOffsets(i)
+		return a.ListValues(), int(s), int(e), true
+	case *array.FixedSizeList:
+		n := int(a.DataType().(*arrow.FixedSizeListType).Len())
+		s := (a.Offset() + i) * n
+		return a.ListValues(), s, s + n, true
+	}
+	return nil, 0, 0, false
+}
+
 // appendText appends the text of row i of arr as DuckDB casts it to
 // VARCHAR. LIST, STRUCT and MAP values render as [..], {'k': v} and
 // {k=v}. The caller handles NULL at the top level.
 func appendText(b []byte, arr arrow.Array, i int) []byte {
+	if values, start, end, ok := listRange(arr, i); ok {
+		return appendList(b, values, start, end)
+	}
 	switch a := arr.(type) {
 	case *array.Map:
 		return appendMap(b, a, i)
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		return appendList(b, a.ListValues(), int(start), int(end))
-	case *array.LargeList:
-		start, end := a.ValueOffsets(i)
-		return appendList(b, a.ListValues(), int(start), int(end))
-	case *array.ListView:
-		start, end := a.ValueOffsets(i)
-		return appendList(b, a.ListValues(), int(start), int(end))
-	case *array.LargeListView:
-		start, end := a.ValueOffsets(i)
-		return appendList(b, a.ListValues(), int(start), int(end))
-	case *array.FixedSizeList:
-		n := int(a.DataType().(*arrow.FixedSizeListType).Len())
-		start := (a.Offset() + i) * n
-		return appendList(b, a.ListValues(), start, start+n)
 	case *array.Struct:
 		return appendStruct(b, a, i)
 	case *array.SparseUnion:

@@ -23,23 +23,10 @@ import (
 
 // appendJSON appends row i of arr, which is not null, as JSON text.
 func appendJSON(b []byte, arr arrow.Array, i int) []byte {
+	if values, start, end, ok := listRange(arr, i); ok {
+		return appendJSONArray(b, values, start, end)
+	}
 	switch a := arr.(type) {
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		return appendJSONArray(b, a.ListValues(), int(start), int(end))
-	case *array.LargeList:
-		start, end := a.ValueOffsets(i)
-		return appendJSONArray(b, a.ListValues(), int(start), int(end))
-	case *array.ListView:
-		start, end := a.ValueOffsets(i)
-		return appendJSONArray(b, a.ListValues(), int(start), int(end))
-	case *array.LargeListView:
-		start, end := a.ValueOffsets(i)
-		return appendJSONArray(b, a.ListValues(), int(start), int(end))
-	case *array.FixedSizeList:
-		n := int(a.DataType().(*arrow.FixedSizeListType).Len())
-		start := (a.Offset() + i) * n
-		return appendJSONArray(b, a.ListValues(), start, start+n)
 	case *array.Map:
 		start, end := a.ValueOffsets(i)
 		keys, items := a.Keys(), a.Items()
