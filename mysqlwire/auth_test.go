@@ -155,3 +155,43 @@ func TestServer_TLS(t *testing.T) {
 		t.Errorf("query over TLS = %d, %v", n, err)
 	}
 }
+
+// TestServer_UserChangesReachOpenSessions checks an open connection follows
+// its user's role as the store changes it, and that a removed user's
+// connection can run nothing more.
+func TestServer_UserChangesReachOpenSessions(t *testing.T) {
+	users := newUsers(t)
+	ts := startServer(t, Options{Users: users})
+	admin := ts.openAs(t, "alice", "s3cret pass", "", "")
+	if _, err := admin.Exec("CREATE TABLE rc (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	reader := ts.openAs(t, "reader", "readpw", "", "")
+	reader.SetMaxOpenConns(1)
+	if _, err := reader.Exec("INSERT INTO rc VALUES (1)"); mysqlErrNum(err) != 1227 {
+		t.Fatalf("reader INSERT: %v, want 1227", err)
+	}
+	if err := users.SetRole("reader", auth.RoleReadWrite); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Exec("INSERT INTO rc VALUES (2)"); err != nil {
+		t.Errorf("INSERT after the role became readwrite: %v", err)
+	}
+	if err := users.SetRole("reader", auth.RoleReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Exec("INSERT INTO rc VALUES (3)"); mysqlErrNum(err) != 1227 {
+		t.Errorf("INSERT after the role went back to readonly: %v, want 1227", err)
+	}
+	if err := users.Delete("reader"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err := reader.QueryRow("SELECT count(*) FROM rc").Scan(&n)
+	if mysqlErrNum(err) != 1045 {
+		t.Errorf("SELECT after the user was removed: %v, want 1045", err)
+	}
+	if err := admin.QueryRow("SELECT count(*) FROM rc").Scan(&n); err != nil || n != 1 {
+		t.Errorf("rows: %d, %v; want 1", n, err)
+	}
+}

@@ -74,6 +74,9 @@ func (h *handler) ComQuery(_ context.Context, c *mysql.Conn, query string, callb
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
+	if err := s.refreshUser(); err != nil {
+		return err
+	}
 	s.sweepStatements()
 	stmts := splitStatements(query, s.quoting())
 	if len(stmts) == 0 {
@@ -105,6 +108,9 @@ func (h *handler) ComMultiQuery(_ context.Context, c *mysql.Conn, query string, 
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
+	if err := s.refreshUser(); err != nil {
+		return "", err
+	}
 	s.sweepStatements()
 	stmt, rest := splitStatement(query, s.quoting())
 	for isBlankSQL(stmt) && rest != "" {

@@ -54,6 +54,9 @@ func (h *handler) ComPrepare(_ context.Context, c *mysql.Conn, query string, pd 
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
+	if err := s.refreshUser(); err != nil {
+		return nil, err
+	}
 	s.sweepStatements()
 	if len(s.stmts) >= maxPreparedStatements {
 		return nil, errorf(erMaxPreparedStmtCount, sqlStateSyntax,
@@ -160,6 +163,9 @@ func (h *handler) ComStmtExecute(_ context.Context, c *mysql.Conn, pd *mysql.Pre
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
+	if err := s.refreshUser(); err != nil {
+		return err
+	}
 	p := s.stmts[pd.StatementID]
 	if p == nil {
 		return errorf(erUnknownStmtHandler, mysql.SSUnknownSQLState,

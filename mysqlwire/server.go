@@ -26,6 +26,10 @@ type Users interface {
 	// VerifyNativePassword checks the client's scramble of the 20-byte
 	// salt the server sent, and returns the user with its role.
 	VerifyNativePassword(name string, salt, authResponse []byte) (auth.User, error)
+	// Lookup returns a user as it is now: sessions read their user again
+	// before each command, so a changed role or a removed user takes
+	// effect on open connections too.
+	Lookup(name string) (auth.User, bool)
 }
 
 // Options configure a Server. The zero value serves without

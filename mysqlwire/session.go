@@ -97,6 +97,25 @@ func (s *session) login(u auth.User, host string) error {
 	return nil
 }
 
+// refreshUser reads the session's user again from the users store before
+// a command: a role changed by a users-file reload or quiver user applies
+// to the next statement, and a removed user's session runs nothing more.
+func (s *session) refreshUser() error {
+	users := s.srv.opts.Users
+	if users == nil || s.srv.authDisabled() {
+		return nil
+	}
+	u, ok := users.Lookup(s.userName())
+	if !ok {
+		return errorf(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError,
+			"Access denied for user '%s': the user no longer exists; this connection can run nothing more", s.userName())
+	}
+	s.qmu.Lock()
+	s.user.Role = u.Role
+	s.qmu.Unlock()
+	return nil
+}
+
 // kill interrupts the running statement and closes the connection. It may
 // be called from any goroutine.
 func (s *session) kill() {
