@@ -749,8 +749,8 @@ func (s *session) execOne(ctx context.Context, conn *engine.Conn, sql string) er
 		return err
 	}
 	defer stmt.Close()
-	if err := stmt.Authorize(s.user); err != nil {
-		return errorf(mysql.ERSpecifiedAccessDenied, sqlStateSyntax, "Access denied; %v", err)
+	if err := s.authorize(stmt); err != nil {
+		return err
 	}
 	_, err = stmt.Exec(ctx)
 	return err

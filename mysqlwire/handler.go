@@ -272,8 +272,8 @@ func (s *session) runStatement(ctx context.Context, sql string, out *sink) (int6
 // execute runs a prepared engine statement and sends its outcome: rows for
 // a query, else an OK with the rows changed.
 func (s *session) execute(ctx context.Context, stmt *engine.Stmt, sql string, out *sink) (int64, error) {
-	if err := stmt.Authorize(s.user); err != nil {
-		return 0, errorf(mysql.ERSpecifiedAccessDenied, sqlStateSyntax, "Access denied; %v", err)
+	if err := s.authorize(stmt); err != nil {
+		return 0, err
 	}
 	typ := stmt.Type()
 	if err := s.beforeStatement(ctx, typ); err != nil {

@@ -56,6 +56,9 @@ type Options struct {
 	// WriteTimeout closes a connection whose client stops reading a result
 	// for this long, like MySQL's net_write_timeout; the default is 60 s.
 	WriteTimeout time.Duration
+	// Authorize, when set, decides whether u may run stmt, in place of
+	// stmt.Authorize(u): the server audits there, as it does for Flight.
+	Authorize func(u auth.User, stmt *engine.Stmt) error
 }
 
 const defaultServerVersion = "8.0.33-quiver"

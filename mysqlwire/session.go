@@ -97,6 +97,19 @@ func (s *session) login(u auth.User, host string) error {
 	return nil
 }
 
+// authorize checks the session's user may run stmt, through
+// Options.Authorize when the server set one.
+func (s *session) authorize(stmt *engine.Stmt) error {
+	check := stmt.Authorize
+	if a := s.srv.opts.Authorize; a != nil {
+		check = func(u auth.User) error { return a(u, stmt) }
+	}
+	if err := check(s.user); err != nil {
+		return errorf(mysql.ERSpecifiedAccessDenied, sqlStateSyntax, "Access denied; %v", err)
+	}
+	return nil
+}
+
 // refreshUser reads the session's user again from the users store before
 // a command: a role changed by a users-file reload or quiver user applies
 // to the next statement, and a removed user's session runs nothing more.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/mysqlwire"
 )
 
@@ -16,7 +18,8 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 	if err != nil {
 		return fmt.Errorf("listen mysql on %s: %w", s.cfg.MySQLAddr, err)
 	}
-	opts := mysqlwire.Options{Logger: s.log, Users: sec.users}
+	opts := mysqlwire.Options{Logger: s.log, Users: sec.users,
+		Authorize: func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") }}
 	// MySQL clients get TLS too, unless it would demand client
 	// certificates they do not have.
 	if sec.tls != nil && s.cfg.Security.TLSClientCA == "" {

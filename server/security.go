@@ -176,12 +176,20 @@ func (sec *security) authorize(ctx context.Context, st *engine.Stmt) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, "no authenticated user on this call")
 	}
-	if err := st.Authorize(u); err != nil {
-		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String())
+	if err := sec.authorizeUser(u, st, "flight"); err != nil {
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
+	return nil
+}
+
+// authorizeUser is authorize for a known user, on either endpoint.
+func (sec *security) authorizeUser(u auth.User, st *engine.Stmt, endpoint string) error {
+	if err := st.Authorize(u); err != nil {
+		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String(), "endpoint", endpoint)
+		return err
+	}
 	if audited(st) {
-		sec.audit.Info("statement", "user", u.Name, "statement", st.Kind(), "need", st.Access().String())
+		sec.audit.Info("statement", "user", u.Name, "statement", st.Kind(), "need", st.Access().String(), "endpoint", endpoint)
 	}
 	return nil
 }

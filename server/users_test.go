@@ -163,7 +163,16 @@ func TestServer_UsersFile(t *testing.T) {
 		}
 	})
 
+	// DDL over MySQL is audited like DDL over Flight.
+	if err := mysqlExec(srv, "root", "root-pw", "CREATE TABLE via_mysql (n INT)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mysqlExec(srv, "bi", "bi-pw", "DROP TABLE via_mysql"); err != nil {
+		t.Fatal(err) // bi is readwrite since the reload
+	}
 	for _, want := range []string{
+		`msg=statement audit=true user=root statement=CREATE need=readwrite endpoint=mysql`,
+		`msg=statement audit=true user=bi statement=DROP need=readwrite endpoint=mysql`,
 		`msg=login audit=true proto=flight user=root`,
 		`msg=login audit=true proto=mysql user=etl`,
 		`msg=statement audit=true user=root statement=CREATE need=readwrite`,
