@@ -317,7 +317,3 @@ func (c *Catalog) define(ctx context.Context, conn *engine.Conn, v *view, tbl *t
 	v.schemaID, v.defined, v.sch = schemaID, cols, sch
 	return nil
 }
-
-// Close releases nothing the database does not: the catalog lives as long
-// as the database. It stops using the cache.
-func (c *Catalog) Close() error { return nil }

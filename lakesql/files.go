@@ -41,8 +41,10 @@ type planned struct {
 	size int64
 }
 
-// scanPlan is the files of one scan of one snapshot.
+// scanPlan is the files of one scan of one snapshot, and the table as it
+// was loaded for it.
 type scanPlan struct {
+	tbl      *table.Table
 	snapshot int64 // 0 for a table without snapshots
 	files    []planned
 	bytes    int64
@@ -65,7 +67,7 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 				"lake table %s.%s has no snapshot %d (expired?): run the query again", v.ns, v.name, snapshot)}
 		}
 	} else if snap = tbl.CurrentSnapshot(); snap == nil {
-		return scanPlan{}, nil
+		return scanPlan{tbl: tbl}, nil
 	}
 	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID), table.WithCaseSensitive(false)}
 	if filter != nil {
@@ -75,7 +77,7 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 	if err != nil {
 		return scanPlan{}, fmt.Errorf("plan the scan of lake table %s.%s: %w", v.ns, v.name, err)
 	}
-	p := scanPlan{snapshot: snap.SnapshotID}
+	p := scanPlan{tbl: tbl, snapshot: snap.SnapshotID}
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
@@ -147,27 +149,20 @@ func (c *Catalog) files(ctx context.Context, v *view, filter iceberg.BooleanExpr
 		return nil, err
 	}
 	files := sp.files
-	if p != nil {
-		if p.Parts < 1 || p.Part < 0 || p.Part >= p.Parts {
-			return nil, &engine.Error{Kind: engine.KindInvalid, Msg: fmt.Sprintf("lake part %d of %d is out of range", p.Part, p.Parts)}
-		}
+	if p != nil { // Planner.Bind checked the part's range
 		files = group(files, p.Part, p.Parts)
 	}
 	if len(files) == 0 {
 		return []string{c.empty}, nil
 	}
-	out := make([]string, len(files))
 	if c.cache != nil {
-		tbl, err := c.load(ctx, v)
-		if err != nil {
-			return nil, err
-		}
-		fs, err := tbl.FS(ctx)
+		fs, err := sp.tbl.FS(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("open the lake's storage: %w", err)
 		}
 		return c.cache.get(ctx, fs, files)
 	}
+	out := make([]string, len(files))
 	for i, f := range files {
 		local, err := localPath(f.path)
 		if err != nil {

@@ -68,7 +68,7 @@ func (c *Catalog) hook(ctx context.Context, conn *engine.Conn, sql string) error
 			}
 		}
 		var err error
-		if refs, err = c.resolve(ctx, conn, s, i, cur, refs, byView); err != nil {
+		if refs, err = c.resolve(ctx, s, i, cur, refs, byView); err != nil {
 			return err
 		}
 	}
@@ -210,7 +210,7 @@ func (c *Catalog) isLakeName(ctx context.Context, n name, keyword string, cur *c
 // resolve adds the lake tables statement i reads to refs, creating the
 // views of time-travel names, and re-reading the list of tables when a
 // name is missing from it.
-func (c *Catalog) resolve(ctx context.Context, conn *engine.Conn, s statement, i int, cur *currentCatalog, refs []*ref, byView map[*view]*ref) ([]*ref, error) {
+func (c *Catalog) resolve(ctx context.Context, s statement, i int, cur *currentCatalog, refs []*ref, byView map[*view]*ref) ([]*ref, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if time.Since(c.listed) > c.opts.Refresh {

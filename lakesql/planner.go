@@ -43,7 +43,7 @@ func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 	if len(stmts) != 1 {
 		return nil, nil
 	}
-	refs, err := c.resolve(ctx, conn, stmts[0], 0, &currentCatalog{conn: conn}, nil, map[*view]*ref{})
+	refs, err := c.resolve(ctx, stmts[0], 0, &currentCatalog{conn: conn}, nil, map[*view]*ref{})
 	if err != nil || len(refs) != 1 || refs[0].count != 1 || refs[0].v.spec != "" {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,22 +21,17 @@ import (
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 )
 
-// freeAddrs reserves n loopback addresses; replicas must know each
+// freeAddrs returns n free loopback addresses; replicas must know each
 // other's before they start.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
+	ports, err := testsvc.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ln := range lns {
-		ln.Close()
+	out := make([]string, n)
+	for i, p := range ports {
+		out[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 	}
 	return out
 }

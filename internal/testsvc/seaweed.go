@@ -92,7 +92,7 @@ func startSeaweed(t testing.TB, bin string, cfg SeaweedConfig) (*Seaweed, error)
 			return nil, err
 		}
 	}
-	ports, err := freePorts(11)
+	ports, err := FreePorts(11)
 	if err != nil {
 		return nil, err
 	}
@@ -313,10 +313,11 @@ func seaweedEnv() []string {
 	return env
 }
 
-// freePorts returns n distinct ports that are free on 127.0.0.1 right now.
+// FreePorts returns n distinct ports that are free on 127.0.0.1 right now.
 // They come from below 32768, outside Linux's ephemeral range, so weed's
-// own outgoing connections cannot take one before it is bound.
-func freePorts(n int) ([]int, error) {
+// own outgoing connections (or any process's) cannot take one before it
+// is bound: servers that must know each other's ports start on them.
+func FreePorts(n int) ([]int, error) {
 	seen := map[int]bool{}
 	var ports []int
 	for tries := 0; len(ports) < n; tries++ {
