@@ -536,3 +536,31 @@ func TestLake_LocalTableNamedLikeALakeTable(t *testing.T) {
 		t.Errorf("lake events: %d", got)
 	}
 }
+
+// TestLake_BadTimeTravel checks a time-travel name that names no snapshot
+// gets a clear error, and the table reads on.
+func TestLake_BadTimeTravel(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 100, 100, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	for _, tc := range []struct{ name, want string }{
+		{`"events@123"`, "has no snapshot 123"},
+		{`"events@yesterday"`, "give a snapshot id or a time"},
+		{`"events@1999-01-01T00:00:00Z"`, "no snapshot as of 1999-01-01T00:00:00Z"},
+	} {
+		r, err := c.Query(context.Background(), "SELECT count(*) FROM lake.quiver."+tc.name)
+		if err == nil {
+			for r.Next() {
+			}
+			err = r.Err()
+			r.Release()
+		}
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want InvalidArgument: %s", tc.name, err, tc.want)
+		}
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 100 {
+		t.Errorf("count after bad names: %d", got)
+	}
+}

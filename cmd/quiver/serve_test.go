@@ -100,3 +100,26 @@ func TestServe_BadUserFlagsExit2(t *testing.T) {
 		t.Errorf("got exit %d, %q; want 2 and a reason naming --role", code, errOut)
 	}
 }
+
+// TestServe_BadLakeFlagsExit2 checks the lake and replica flags refuse
+// bad values with exit 2 and a reason, before anything starts.
+func TestServe_BadLakeFlagsExit2(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lake", "ftp://x/y"}, "--lake"},
+		{[]string{"--catalog", "sqlite:///tmp/c.db"}, "--catalog needs --lake"},
+		{[]string{"--lake", "file:///tmp/quiver-no-lake", "--lake-part-mb", "0"}, "--lake-part-mb must be positive"},
+		{[]string{"--lake", "file:///tmp/quiver-no-lake", "--lake-cache-mb", "-1"}, "--lake-cache-mb"},
+		{[]string{"--peers", "not-an-address"}, `"not-an-address" is not HOST:PORT`},
+		{[]string{"--peers", "@/nonexistent/peers"}, "--peers @/nonexistent/peers"},
+	}
+	for _, tc := range cases {
+		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)
+		code, _, errOut := runQuiver(t, args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: got exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
