@@ -14,8 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+	"gocloud.dev/blob"
 )
 
 // Parquet files written by another engine.
@@ -97,6 +99,31 @@ var ErrUnfitParquet = errors.New("iceberg: the Parquet file does not fit the tab
 
 // uploadConcurrency bounds the files uploaded at once.
 const uploadConcurrency = 4
+
+// An object store upload holds up to uploadPartConcurrency parts of
+// uploadPartBytes in memory (S3's multipart upload; the driver's defaults
+// are 5 parts of 8 MiB). With uploadConcurrency files at once that is at
+// most 64 MiB of Go heap, where the defaults took about 250 MB more heap
+// than ingest alone while a 1 GiB segment's 16 files uploaded.
+const (
+	uploadPartBytes       = 8 << 20
+	uploadPartConcurrency = 2
+)
+
+// blobWriterIO is iceberg-go's gocloud file IO, which can open a writer
+// with the driver's options.
+type blobWriterIO interface {
+	NewWriter(ctx context.Context, path string, overwrite bool, opts *blob.WriterOptions) (*blobfs.Writer, error)
+}
+
+// createUpload opens name for writing through wfs, with the part size
+// and concurrency above where wfs is an object store.
+func createUpload(ctx context.Context, wfs iceio.WriteFileIO, name string) (iceio.FileWriter, error) {
+	if b, ok := wfs.(blobWriterIO); ok {
+		return b.NewWriter(ctx, name, true, &blob.WriterOptions{BufferSize: uploadPartBytes, MaxConcurrency: uploadPartConcurrency})
+	}
+	return wfs.Create(name)
+}
 
 // UploadParquet uploads the local Parquet files at paths (see
 // [Table.PrepareParquet] for what they must hold) to the table's data
@@ -184,7 +211,7 @@ func uploadOne(ctx context.Context, wfs iceio.WriteFileIO, loc table.LocationPro
 		return nil, err
 	}
 	defer f.Close()
-	w, err := wfs.Create(remote)
+	w, err := createUpload(ctx, wfs, remote)
 	if err != nil {
 		return nil, fmt.Errorf("upload %s: %w", remote, err)
 	}
