@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,30 +74,6 @@ func sentWith(t *testing.T, fn func()) map[string]float64 {
 const compressionTable = `CREATE TABLE ct AS SELECT i AS id, i * 7 AS n, 'val_' || (i * 13 % 100000) AS s,
 	CASE WHEN i % 10 = 0 THEN NULL ELSE i % 1000 END AS maybe FROM range(250000) t(i)`
 
-// sessionCookie sets a session option and returns a context that sends
-// the session cookie back (quiver's client has no cookie middleware).
-func sessionCookie(t *testing.T, c *client.Client, name, value string) (context.Context, *flight.SetSessionOptionsResult) {
-	t.Helper()
-	ctx := c.Context(context.Background())
-	v, err := flight.NewSessionOptionValue(value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The session, options included, comes back in a cookie in the
-	// trailer (the header holds the fresh, empty session).
-	var trailer metadata.MD
-	res, err := c.SQL().SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: map[string]*flight.SessionOptionValue{name: &v}}, grpc.Trailer(&trailer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := trailer.Get("set-cookie")
-	if len(sc) == 0 {
-		t.Fatal("no session cookie in the trailer")
-	}
-	kv, _, _ := strings.Cut(sc[len(sc)-1], ";")
-	return metadata.AppendToOutgoingContext(context.Background(), "cookie", kv), res
-}
-
 func TestCompression_Negotiation(t *testing.T) {
 	for _, def := range []string{"none", "lz4"} {
 		t.Run("server default "+def, func(t *testing.T) {
@@ -131,7 +106,7 @@ func TestCompression_Negotiation(t *testing.T) {
 				})
 			}
 			t.Run("session option", func(t *testing.T) {
-				ctx, res := sessionCookie(t, plain, "compression", "zstd")
+				ctx, res := testutil.SessionCookie(t, plain, "compression", "zstd")
 				if len(res.Errors) != 0 {
 					t.Fatalf("set compression=zstd: errors %v", res.Errors)
 				}
@@ -166,7 +141,7 @@ func TestCompression_Negotiation(t *testing.T) {
 				}
 			})
 			t.Run("bad session option", func(t *testing.T) {
-				_, res := sessionCookie(t, plain, "compression", "gzip")
+				_, res := testutil.SessionCookie(t, plain, "compression", "gzip")
 				if e := res.Errors["compression"]; e == nil || e.Value != flight.SetSessionOptionsResultErrorInvalidValue {
 					t.Errorf("compression=gzip: got %v, want INVALID_VALUE", e)
 				}

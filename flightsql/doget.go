@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
 )
@@ -39,7 +40,7 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 		return invalidf("malformed ticket: %v", err)
 	}
 	s := v.s
-	ctx, cancel := context.WithCancel(stream.Context())
+	ctx, cancel := s.withQueryTimeout(stream.Context())
 	defer cancel()
 	key := runningKey(ctx, t.GetTicket())
 	s.mu.Lock()
@@ -93,11 +94,17 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 			return status.Error(codes.NotFound, "statement result was already fetched, canceled or expired; execute it again")
 		}
 		defer hq.close()
+		slot, err := s.admitStmt(ctx, hq.stmt.Conn(), hq.stmt, hq.sql)
+		if err != nil {
+			return err
+		}
+		q := &queryRun{slot: slot, sql: hq.sql}
+		defer s.finish(q)
 		rows, err := hq.stmt.QueryTransient(ctx)
 		if err != nil {
-			return toStatus(err)
+			return s.ctxStatus(ctx, err)
 		}
-		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
+		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil, q)
 	}
 	return s.doGetQuery(ctx, h, stream)
 }
@@ -119,6 +126,12 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 	if err != nil {
 		return err
 	}
+	slot, admitted, err := s.preadmit(ctx, sql)
+	if err != nil {
+		return err
+	}
+	q := &queryRun{slot: slot, sql: sql}
+	defer s.finish(q)
 	c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
 	if err != nil {
 		return err
@@ -138,7 +151,12 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 	if !st.IsQuery() {
 		return invalidf("the ticket's %s statement returns no rows; execute it as an update", st.Kind())
 	}
-	return s.runQuery(ctx, stream, st, params)
+	if !admitted {
+		if q.slot, err = s.admitStmt(ctx, c, st, sql); err != nil {
+			return err
+		}
+	}
+	return s.runQuery(ctx, stream, st, params, q)
 }
 
 func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.FlightService_DoGetServer) error {
@@ -151,6 +169,12 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 		return err
 	}
 	defer releaseRecs(bound)
+	slot, admitted, err := s.preadmit(ctx, p.sql)
+	if err != nil {
+		return err
+	}
+	q := &queryRun{slot: slot, sql: p.sql}
+	defer s.finish(q)
 	c, release, err := s.acquire(ctx, p.txn)
 	if err != nil {
 		return err
@@ -164,19 +188,24 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 	if err := s.authorize(ctx, st); err != nil {
 		return err
 	}
-	return s.runQuery(ctx, stream, st, bound)
+	if !admitted {
+		if q.slot, err = s.admitStmt(ctx, c, st, p.sql); err != nil {
+			return err
+		}
+	}
+	return s.runQuery(ctx, stream, st, bound, q)
 }
 
 // runQuery streams st's result: once when it takes no parameters (any
 // bound are ignored), else once per parameter row, the results one after
 // another.
-func (s *Server) runQuery(ctx context.Context, stream flight.FlightService_DoGetServer, st *engine.Stmt, params []arrow.RecordBatch) error {
+func (s *Server) runQuery(ctx context.Context, stream flight.FlightService_DoGetServer, st *engine.Stmt, params []arrow.RecordBatch, q *queryRun) error {
 	if st.NumParams() == 0 {
 		rows, err := st.QueryTransient(ctx)
 		if err != nil {
-			return toStatus(err)
+			return s.ctxStatus(ctx, err)
 		}
-		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil)
+		return s.streamRows(ctx, stream, rows.Schema(), []*engine.Rows{rows}, nil, q)
 	}
 	if len(params) == 0 {
 		return invalidf("statement takes %d parameters and none are bound", st.NumParams())
@@ -200,16 +229,16 @@ func (s *Server) runQuery(ctx context.Context, stream flight.FlightService_DoGet
 	// are bound.
 	first, err := next()
 	if err != nil {
-		return toStatus(err)
+		return s.ctxStatus(ctx, err)
 	}
 	if first == nil {
 		schema, err := st.Schema()
 		if err != nil {
 			return toStatus(err)
 		}
-		return s.streamRows(ctx, stream, schema, nil, nil)
+		return s.streamRows(ctx, stream, schema, nil, nil, q)
 	}
-	return s.streamRows(ctx, stream, first.Schema(), []*engine.Rows{first}, next)
+	return s.streamRows(ctx, stream, first.Schema(), []*engine.Rows{first}, next, q)
 }
 
 // bindRow is st.BindRow for parameters that may have come from a client's
@@ -253,18 +282,37 @@ func (s *Server) writeCount(stream flight.FlightService_DoGetServer, n int64) er
 	return w.Write(rec)
 }
 
+// queryRun is a running query's admission slot, its SQL (by which the
+// classifier remembers it) and the rows it produced.
+type queryRun struct {
+	slot *admit.Slot
+	sql  string
+	rows int64
+}
+
+// finish gives back q's slot and tells the classifier what it did.
+func (s *Server) finish(q *queryRun) {
+	if q.slot == nil {
+		return
+	}
+	q.slot.Done()
+	s.opts.Classifier.Observe(q.sql, q.rows, q.slot.Ran())
+}
+
 // streamRows writes results to the client. A producer goroutine converts
 // the next batch while the previous one is on the wire; the channel between
 // them holds at most two batches, and gRPC flow control is the backpressure.
-// The results come from rows, then from next until it returns nil.
-func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, rows []*engine.Rows, next func() (*engine.Rows, error)) error {
+// The results come from rows, then from next until it returns nil. While
+// the channel is full (the client reads slower than DuckDB produces) the
+// query gives back its run slot.
+func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, rows []*engine.Rows, next func() (*engine.Rows, error), q *queryRun) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan arrow.RecordBatch, 2)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(ch)
-		errc <- produce(ctx, ch, rows, next)
+		errc <- produce(ctx, ch, rows, next, q)
 	}()
 	w, err := s.resultWriter(ctx, stream, schema)
 	if err != nil {
@@ -300,17 +348,20 @@ func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoG
 		}
 		return status.Errorf(codes.Unavailable, "send results: %v", werr)
 	case perr != nil:
-		return toStatus(perr)
+		return s.ctxStatus(ctx, perr)
 	}
 	return nil
 }
 
-func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Rows, next func() (*engine.Rows, error)) error {
+func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Rows, next func() (*engine.Rows, error), q *queryRun) error {
 	for i := 0; ; i++ {
 		var r *engine.Rows
 		if i < len(rows) {
 			r = rows[i]
 		} else if next != nil {
+			if err := q.slot.Resume(ctx); err != nil {
+				return err
+			}
 			var err error
 			if r, err = next(); err != nil {
 				return err
@@ -319,7 +370,7 @@ func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Ro
 		if r == nil {
 			return nil
 		}
-		err := drain(ctx, ch, r)
+		err := drain(ctx, ch, r, q)
 		r.Close()
 		if err != nil {
 			return err
@@ -327,10 +378,25 @@ func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Ro
 	}
 }
 
-func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows) error {
-	for r.Next() {
+// drain sends r's batches to ch, holding q's run slot while DuckDB
+// produces them and pausing it while ch is full.
+func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows, q *queryRun) error {
+	for {
+		if err := q.slot.Resume(ctx); err != nil {
+			return err
+		}
+		if !r.Next() {
+			return r.Err()
+		}
 		rec := r.RecordBatch()
 		rec.Retain()
+		q.rows += rec.NumRows()
+		select {
+		case ch <- rec:
+			continue
+		default:
+		}
+		q.slot.Pause()
 		select {
 		case ch <- rec:
 		case <-ctx.Done():
@@ -338,5 +404,4 @@ func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows) err
 			return ctx.Err()
 		}
 	}
-	return r.Err()
 }

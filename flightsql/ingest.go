@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
 )
@@ -136,6 +137,15 @@ func (s *Server) ingestStream(ctx context.Context, cmd flightsql.StatementIngest
 	if err := checkIngestSchema(schema); err != nil {
 		return 0, invalidf("ingest into %q: %v", p.table, err)
 	}
+	// An ingest runs in the bulk lane, and gives its run slot back while
+	// it waits for the client's next batch. The query timeout does not
+	// bound it: a bulk load may take as long as its data takes to come.
+	slot, err := s.opts.Admission.Admit(ctx, admit.Bulk)
+	if err != nil {
+		return 0, s.admitStatus(ctx, err)
+	}
+	defer slot.Done()
+	in.slot = slot
 	c, release, err := s.acquire(ctx, p.txn)
 	if err != nil {
 		return 0, err
@@ -462,6 +472,7 @@ func (t *txn) release() {
 // as soon as the call's context ends.
 type ingestReader struct {
 	ctx         context.Context
+	slot        *admit.Slot // paused while the client's next batch comes
 	r           array.RecordReader
 	rows, bytes int64
 	err         error
@@ -477,7 +488,13 @@ func (in *ingestReader) Next() bool {
 		in.err = err
 		return false
 	}
-	if !in.r.Next() {
+	in.slot.Pause()
+	more := in.r.Next()
+	if err := in.slot.Resume(in.ctx); err != nil {
+		in.err = err
+		return false
+	}
+	if !more {
 		return false
 	}
 	rec := in.r.RecordBatch()

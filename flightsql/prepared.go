@@ -452,9 +452,15 @@ func (s *Server) execPrepared(ctx context.Context, p *prepared, params []arrow.R
 		if st.NumParams() > 0 {
 			return 0, invalidf("statement takes %d parameters and none are bound", st.NumParams())
 		}
-		n, err := st.Exec(ctx)
-		return n, toStatus(err)
+		return s.execStmt(ctx, c, st, p.sql)
 	}
+	ctx, cancel := s.withQueryTimeout(ctx)
+	defer cancel()
+	q, err := s.admitRun(ctx, c, st, p.sql)
+	if err != nil {
+		return 0, err
+	}
+	defer s.finish(q)
 	if n, ok, err := s.execParamBatches(ctx, c, p.sql, params); ok {
 		return n, err
 	}

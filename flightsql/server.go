@@ -25,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
@@ -42,7 +43,8 @@ type Options struct {
 	UnaryInterceptors  []grpc.UnaryServerInterceptor
 	StreamInterceptors []grpc.StreamServerInterceptor
 	// IdleTimeout closes transactions and prepared statements unused for
-	// this long. Zero means 30 minutes.
+	// this long, and connections that make no call. Zero means 30
+	// minutes.
 	IdleTimeout time.Duration
 	// WrapService, when set, wraps the Flight service before it is
 	// registered (auth installs its Handshake here).
@@ -74,6 +76,13 @@ type Options struct {
 	// auth.DeriveKey). Nil: a random key, so that tickets run only on this
 	// server and only until it stops.
 	TicketKey []byte
+	// Admission, when set, decides when each statement runs (package
+	// admit); Classifier picks its lane. Nil: every statement runs at once.
+	Admission  *admit.Controller
+	Classifier *admit.Classifier
+	// QueryTimeout bounds every statement, waiting for its turn included;
+	// a session's query_timeout option overrides it. Zero: no bound.
+	QueryTimeout time.Duration
 	// Actions are extra DoAction types the server answers, each with the
 	// caller in its context (quiver.user is one). They are listed by
 	// ListActions after Flight SQL's own.
@@ -104,6 +113,10 @@ func GRPCServerOptions() []grpc.ServerOption {
 		grpc.InitialConnWindowSize(ipcx.ConnWindow),
 		grpc.ReadBufferSize(ipcx.ReadBufferSize),
 		grpc.WriteBufferSize(ipcx.WriteBufferSize),
+		// Each connection borrows its write buffer from a pool for a
+		// flush, rather than keeping its own: a thousand idle clients
+		// would otherwise hold a gigabyte of them.
+		grpc.SharedWriteBuffer(true),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ForceServerCodecV2(ipcx.ServerCodec()),
@@ -176,6 +189,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	unary := append(append([]grpc.UnaryServerInterceptor{}, opts.UnaryInterceptors...), sessions.Unary, metricsUnary)
 	stream := append(append([]grpc.StreamServerInterceptor{}, opts.StreamInterceptors...), sessions.Stream, metricsStream)
 	gopts := append(GRPCServerOptions(),
+		// A connection that makes no call for the idle timeout is closed
+		// (GOAWAY; clients reconnect when they need to).
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second, MaxConnectionIdle: opts.IdleTimeout}),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...))
 	gopts = append(gopts, opts.ServerOptions...)

@@ -18,8 +18,8 @@ const (
 )
 
 // SetSessionOptions sets the session's default catalog and schema, each
-// checked against the database before it is accepted, and its result
-// compression (none, lz4, zstd or auto).
+// checked against the database before it is accepted, its result
+// compression (none, lz4, zstd or auto) and its query_timeout.
 func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
 	sess, err := session.GetSessionFromContext(ctx)
 	if err != nil {
@@ -54,6 +54,17 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 			default:
 				sess.SetSessionOption(name, v)
 			}
+		case optQueryTimeout:
+			if v.GetOptionValue() == nil {
+				sess.EraseSessionOption(name)
+				continue
+			}
+			if _, err := parseTimeout(v); err != nil {
+				s.log.Info("rejected session option", "option", name, "err", err)
+				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
+				continue
+			}
+			sess.SetSessionOption(name, v)
 		default:
 			res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidName}
 		}

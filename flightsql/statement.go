@@ -16,6 +16,7 @@ import (
 // and waiting for its fetch by the user who ran the script (owner).
 type heldQuery struct {
 	owner   string
+	sql     string
 	stmt    *engine.Stmt
 	release func()
 	created time.Time
@@ -63,9 +64,9 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if !st.IsQuery() {
 		defer release()
 		defer st.Close()
-		n, err := st.Exec(ctx)
+		n, err := s.execStmt(ctx, c, st, cmd.GetQuery())
 		if err != nil {
-			return nil, toStatus(err)
+			return nil, err
 		}
 		return s.statementInfo(ctx, desc, countSchema, handle{Count: &n})
 	}
@@ -79,7 +80,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		// The statements before it have run; keep the last one prepared.
 		h := handle{Held: newID()}
 		s.mu.Lock()
-		s.held[h.Held] = &heldQuery{owner: owner(ctx), stmt: st, release: release, created: time.Now()}
+		s.held[h.Held] = &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now()}
 		s.mu.Unlock()
 		return s.statementInfo(ctx, desc, schema, h)
 	}
@@ -159,8 +160,7 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 		return 0, err
 	}
 	defer st.Close()
-	n, err := st.Exec(ctx)
-	return n, toStatus(err)
+	return s.execStmt(ctx, c, st, cmd.GetQuery())
 }
 
 // PollFlightInfoStatement plans the statement at once: quiver's FlightInfo

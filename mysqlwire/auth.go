@@ -56,6 +56,14 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 	if len(serverData) == 0 || serverData[len(serverData)-1] != 0 {
 		return nil, denied()
 	}
+	if max := n.srv.opts.MaxConnections; max > 0 {
+		if open := n.srv.sessionCount(); open > max {
+			connectionsRefused.Inc()
+			n.srv.log.Warn("mysql login refused: too many connections", logUser, user, logRemote, remote.String(), "open", open-1)
+			return nil, mysql.NewSQLError(mysql.ERConCount, mysql.SSUnknownSQLState,
+				"Too many connections: %d clients are connected (the server's --max-connections); close idle connections or retry later", max)
+		}
+	}
 	u := auth.User{Name: user, Role: auth.RoleAdmin}
 	if u.Name == "" {
 		u.Name = auth.AnonymousName

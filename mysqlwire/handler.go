@@ -204,10 +204,6 @@ func (o *sink) result(r *sqltypes.Result) error {
 	return o.emit(r)
 }
 
-func (o *sink) rows(rows *engine.Rows) (int64, error) {
-	return o.sender.sendRows(rows, o.emit)
-}
-
 // sendError is a failure to write a result to the client.
 type sendError struct{ err error }
 
@@ -279,19 +275,42 @@ func (s *session) execute(ctx context.Context, stmt *engine.Stmt, sql string, ou
 	if err := s.beforeStatement(ctx, typ); err != nil {
 		return 0, err
 	}
-	if stmt.IsQuery() && !out.discard {
+	query := stmt.IsQuery() && !out.discard
+	ctx, cancel := s.withTimeout(ctx, query)
+	defer cancel()
+	slot, err := s.admit(ctx, stmt.Conn(), stmt, sql)
+	if err != nil {
+		return 0, err
+	}
+	var sent int64
+	defer func() { s.finish(slot, sql, sent) }()
+	if query {
 		rows, err := stmt.Query(ctx)
 		s.afterStatement(typ, sql)
 		if err != nil {
-			return 0, err
+			return 0, s.stmtError(ctx, err)
 		}
 		defer rows.Close()
-		return out.rows(rows)
+		// The run slot is given back while a chunk of rows goes to the
+		// client, which may be slow to read.
+		send := out.emit
+		if slot != nil {
+			send = func(r *sqltypes.Result) error {
+				slot.Pause()
+				err := out.emit(r)
+				if rerr := slot.Resume(ctx); err == nil && rerr != nil {
+					err = s.stmtError(ctx, rerr)
+				}
+				return err
+			}
+		}
+		sent, err = out.sender.sendRows(rows, send)
+		return sent, s.stmtError(ctx, err)
 	}
 	n, err := stmt.Exec(ctx)
 	s.afterStatement(typ, sql)
 	if err != nil {
-		return 0, err
+		return 0, s.stmtError(ctx, err)
 	}
 	return 0, out.ok(uint64(max(n, 0)))
 }

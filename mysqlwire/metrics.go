@@ -16,6 +16,10 @@ var (
 		Name: "quiver_mysql_connections_total",
 		Help: "MySQL client connections accepted.",
 	})
+	connectionsRefused = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_mysql_connections_refused_total",
+		Help: "MySQL logins refused with error 1040 because --max-connections clients were connected.",
+	})
 	authFailures = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_mysql_auth_failures_total",
 		Help: "MySQL logins refused for a wrong user name or password.",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
@@ -59,6 +60,17 @@ type Options struct {
 	// Authorize, when set, decides whether u may run stmt, in place of
 	// stmt.Authorize(u): the server audits there, as it does for Flight.
 	Authorize func(u auth.User, stmt *engine.Stmt) error
+	// Admission, when set, decides when each statement runs (package
+	// admit), and Classifier its lane. Nil: every statement runs at once.
+	Admission  *admit.Controller
+	Classifier *admit.Classifier
+	// QueryTimeout bounds every statement, its wait for a turn included;
+	// a session's max_execution_time overrides it for SELECTs, as in
+	// MySQL. Zero: no bound.
+	QueryTimeout time.Duration
+	// MaxConnections refuses a login, with error 1040, while this many
+	// clients are connected. Zero: no limit.
+	MaxConnections int
 }
 
 const defaultServerVersion = "8.0.33-quiver"

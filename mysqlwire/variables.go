@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -148,6 +150,12 @@ func (s *session) variable(name string) (val *string, kind varKind, ok bool) {
 		v = onOff(s.autocommit)
 	case "hostname":
 		v = hostname()
+	case "max_connections":
+		if m := s.srv.opts.MaxConnections; m > 0 {
+			v = strconv.Itoa(m)
+		}
+	case "wait_timeout", "interactive_timeout":
+		v = strconv.FormatInt(int64(s.srv.opts.IdleTimeout/time.Second), 10)
 	case "have_ssl":
 		if s.srv.opts.TLSConfig != nil {
 			v = "YES"

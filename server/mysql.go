@@ -18,8 +18,12 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 	if err != nil {
 		return fmt.Errorf("listen mysql on %s: %w", s.cfg.MySQLAddr, err)
 	}
+	lim := s.cfg.Limits
 	opts := mysqlwire.Options{Logger: s.log, Users: sec.users,
-		Authorize: func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") }}
+		Authorize:  func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") },
+		Admission:  s.Admission,
+		Classifier: s.Classifier, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
+		IdleTimeout: lim.IdleTimeout}
 	// MySQL clients get TLS too, unless it would demand client
 	// certificates they do not have.
 	if sec.tls != nil && s.cfg.Security.TLSClientCA == "" {

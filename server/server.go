@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -56,6 +57,8 @@ type Config struct {
 	// several endpoints lists every replica on each.
 	Advertise string
 	Peers     []string
+	// Limits bound memory, queries, connections and time.
+	Limits Limits
 }
 
 // Server is a running quiver.
@@ -66,6 +69,12 @@ type Server struct {
 	Flight *flightsql.Server
 	// Lake is the attached lake, when Config.Lake is set.
 	Lake *lakesql.Catalog
+	// Budget is the memory budget's split; Admission (nil with
+	// Limits.Off) and Classifier decide when statements run.
+	Budget     admit.Budget
+	Admission  *admit.Controller
+	Classifier *admit.Classifier
+	idle       idleFree
 
 	FlightAddr string
 	MySQLAddr  string
@@ -117,9 +126,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	if err := s.admission(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	s.DB, err = engine.Open(ctx, engine.Options{
-		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, BatchRows: cfg.BatchRows,
+		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: s.cfg.MemoryLimit, BatchRows: cfg.BatchRows,
 		ExternalAccess: cfg.ExternalAccess, AllowedDirs: allowed, Logger: cfg.Logger, Allocator: cfg.Allocator,
 	})
 	if err != nil {
@@ -160,7 +172,15 @@ func (s *Server) startFlight(sec *security) error {
 		return fmt.Errorf("listen flight on %s: %w", s.cfg.FlightAddr, err)
 	}
 	s.FlightAddr = ln.Addr().String()
+	lim := s.cfg.Limits
+	ln = &limitListener{Listener: ln, max: int64(lim.MaxConnections), log: func(open int64) {
+		s.log.Warn("flight connection closed: too many connections", "open", open, "max_connections", lim.MaxConnections)
+	}}
 	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
+		Admission:          s.Admission,
+		Classifier:         s.Classifier,
+		QueryTimeout:       lim.QueryTimeout,
+		IdleTimeout:        lim.IdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
 		UnaryInterceptors:  sec.unary,

@@ -8,10 +8,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/server"
@@ -102,6 +104,8 @@ type serveFlags struct {
 	lakeCacheMB int64
 	lakePartMB  float64
 	peers       string
+	memory      string
+	admission   bool
 }
 
 // newServeFlags declares serve's flags.
@@ -122,7 +126,14 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same key accept each other's tokens")
 	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
 	fs.IntVar(&cfg.Threads, "threads", 0, "DuckDB worker threads (0: all cores)")
-	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB memory limit, e.g. 4GB")
+	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB's memory limit, e.g. 4GB (default: its share of --memory)")
+	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 8GB: 40% for DuckDB, 50% for quiver's own buffers (the Go runtime's soft limit), and how many results may be open at once (default: half the machine's memory)")
+	fs.BoolVar(&f.admission, "admission", true, "admission control: bound the statements running at once and queue the rest (false: every statement runs at once)")
+	fs.IntVar(&cfg.Limits.MaxRunning, "max-running", 0, "statements running at once, half of them kept for small ones (0: twice the CPUs, at least 4)")
+	fs.DurationVar(&cfg.Limits.QueueTimeout, "queue-timeout", 30*time.Second, "how long a statement waits for its turn before it is refused (RESOURCE_EXHAUSTED; MySQL error 1040)")
+	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); sessions set their own with the Flight session option query_timeout or MySQL's max_execution_time")
+	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
+	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
@@ -186,10 +197,24 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if cfg.Peers, err = parsePeers(f.peers); err != nil {
 		return err
 	}
+	if f.memory != "" {
+		if cfg.Limits.Memory, err = admit.ParseBytes(f.memory); err != nil {
+			return usagef("--memory: %v", err)
+		}
+	}
+	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 {
+		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout and --idle-timeout not negative")
+	}
+	cfg.Limits.Off = !f.admission
 
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
+	}
+	// Quiver's share of the budget is the Go runtime's soft limit, unless
+	// GOMEMLIMIT sets one.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(srv.Budget.Go)
 	}
 	// SIGHUP reads the users file again. Without one, SIGHUP keeps its
 	// default: it ends the process.

@@ -1,0 +1,391 @@
+package admit
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Lane is a class of queries with its own share of the server.
+type Lane int
+
+const (
+	// Small is for queries estimated to return and scan few rows: point
+	// lookups, small aggregates, catalog queries.
+	Small Lane = iota
+	// Bulk is for everything else: large fetches, scans, unknown queries.
+	Bulk
+)
+
+func (l Lane) String() string {
+	if l == Small {
+		return "small"
+	}
+	return "bulk"
+}
+
+// Config sizes a Controller. Zero fields take the defaults given.
+type Config struct {
+	// Running is how many queries may execute at once. Default: twice the
+	// CPUs Go may use, at least 4.
+	Running int
+	// Reserved is how many of the Running slots only small queries may
+	// take. Default: half of Running.
+	Reserved int
+	// Open is how many results may be open at once, running or paused.
+	// Default: 64 (Budget derives it from a memory budget).
+	Open int
+	// Queue is how many queries may wait at once; one more is refused at
+	// once. Default: 4096.
+	Queue int
+	// Timeout is how long a query waits to start before it is refused.
+	// Default: 30 seconds.
+	Timeout time.Duration
+}
+
+// withDefaults fills the zero fields and keeps every bound usable.
+func (c Config) withDefaults() Config {
+	if c.Running <= 0 {
+		c.Running = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if c.Reserved <= 0 {
+		c.Reserved = c.Running / 2
+	}
+	c.Reserved = min(c.Reserved, c.Running-1)
+	if c.Open <= 0 {
+		c.Open = 64
+	}
+	c.Open = max(c.Open, c.Running)
+	if c.Queue <= 0 {
+		c.Queue = 4096
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	return c
+}
+
+// Controller admits queries to the two lanes. Its methods are safe for
+// concurrent use. A nil *Controller admits everything at once.
+type Controller struct {
+	cfg Config
+
+	mu      sync.Mutex
+	running [2]int
+	open    [2]int
+	// Per lane, the paused queries waiting to run again (served first)
+	// and the new queries waiting to start.
+	resuming [2]*list.List
+	starting [2]*list.List
+	queued   int
+	idle     func() // called when the last open result is done
+}
+
+// New returns a Controller sized by cfg.
+func New(cfg Config) *Controller {
+	c := &Controller{cfg: cfg.withDefaults()}
+	for l := range 2 {
+		c.resuming[l], c.starting[l] = list.New(), list.New()
+	}
+	return c
+}
+
+// Config is the controller's configuration, defaults filled in.
+func (c *Controller) Config() Config { return c.cfg }
+
+// OnIdle sets a function called, on its own goroutine, each time the last
+// open result is done. The server returns idle memory to the system there.
+func (c *Controller) OnIdle(fn func()) {
+	c.mu.Lock()
+	c.idle = fn
+	c.mu.Unlock()
+}
+
+// Stats are a controller's counts at one moment, indexed by Lane.
+type Stats struct {
+	Running, Open [2]int
+	Queued        int
+}
+
+// Stats returns the current counts.
+func (c *Controller) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Running: c.running, Open: c.open, Queued: c.queued}
+}
+
+// Idle reports whether no result is open and no query waits.
+func (c *Controller) Idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open[Small]+c.open[Bulk] == 0 && c.queued == 0
+}
+
+// ErrBusy is wrapped by every *BusyError.
+var ErrBusy = errors.New("server busy")
+
+// BusyError says a query was refused because the server was at its
+// bounds: it waited the queue timeout, or the queue was full.
+type BusyError struct {
+	Lane    Lane
+	Waited  time.Duration
+	Running int // queries running when it was refused
+	Open    int // results open
+	Queued  int // queries waiting
+	Full    bool
+	cfg     Config
+}
+
+func (e *BusyError) Error() string {
+	why := fmt.Sprintf("the query waited %s (the queue timeout) for its turn", e.Waited.Round(time.Millisecond))
+	if e.Full {
+		why = fmt.Sprintf("%d queries are already waiting (the queue's limit)", e.Queued)
+	}
+	return fmt.Sprintf("server busy: %s; %d of %d queries running, %d of %d results open, %d waiting. "+
+		"Retry later with backoff, or ask the operator to raise --max-running, --memory or --queue-timeout",
+		why, e.Running, e.cfg.Running, e.Open, e.cfg.Open, e.Queued)
+}
+
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// waiter is a query waiting for a slot.
+type waiter struct {
+	lane  Lane
+	open  bool // it needs an open slot too (a new query)
+	ready chan struct{}
+	done  bool // granted, under mu
+}
+
+// Admit waits until a query of lane may start, and returns its slot,
+// running. It returns a *BusyError when the query did not get its turn
+// within the queue timeout or the queue was full, and ctx's error when
+// ctx ended first. The caller must call the slot's Done.
+func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
+	s := &Slot{c: c, lane: lane, running: true, start: time.Now()}
+	if c == nil {
+		return s, nil
+	}
+	c.mu.Lock()
+	if c.mayStart(lane) && c.starting[lane].Len() == 0 {
+		c.running[lane]++
+		c.open[lane]++
+		c.mu.Unlock()
+		s.runSince = time.Now()
+		noteAdmitted(lane, 0)
+		return s, nil
+	}
+	if c.queued >= c.cfg.Queue {
+		err := c.busy(lane, 0, true)
+		c.mu.Unlock()
+		noteRefused(lane, "queue_full")
+		return nil, err
+	}
+	w := &waiter{lane: lane, open: true, ready: make(chan struct{})}
+	e := c.starting[lane].PushBack(w)
+	c.queued++
+	queuedGauge.WithLabelValues(lane.String()).Inc()
+	c.mu.Unlock()
+
+	t := time.NewTimer(c.cfg.Timeout)
+	defer t.Stop()
+	var err error
+	select {
+	case <-w.ready:
+		s.runSince = time.Now()
+		noteAdmitted(lane, time.Since(s.start))
+		return s, nil
+	case <-t.C:
+		err = ErrBusy
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.mu.Lock()
+	if w.done { // granted as the wait ended: take it
+		c.mu.Unlock()
+		s.runSince = time.Now()
+		noteAdmitted(lane, time.Since(s.start))
+		return s, nil
+	}
+	c.starting[lane].Remove(e)
+	c.queued--
+	queuedGauge.WithLabelValues(lane.String()).Dec()
+	if errors.Is(err, ErrBusy) {
+		err = c.busy(lane, time.Since(s.start), false)
+		noteRefused(lane, "timeout")
+	} else {
+		noteRefused(lane, "canceled")
+	}
+	c.mu.Unlock()
+	return nil, err
+}
+
+// busy builds a BusyError from the current counts; c.mu is held.
+func (c *Controller) busy(lane Lane, waited time.Duration, full bool) *BusyError {
+	return &BusyError{Lane: lane, Waited: waited, Full: full, cfg: c.cfg,
+		Running: c.running[Small] + c.running[Bulk], Open: c.open[Small] + c.open[Bulk], Queued: c.queued}
+}
+
+// mayRun reports whether a query of lane may take a run slot; c.mu is
+// held.
+func (c *Controller) mayRun(lane Lane) bool {
+	total := c.running[Small] + c.running[Bulk]
+	if total >= c.cfg.Running {
+		return false
+	}
+	return lane == Small || c.running[Bulk] < c.cfg.Running-c.cfg.Reserved
+}
+
+// mayStart reports whether a new query of lane may take a run slot and an
+// open slot; c.mu is held.
+func (c *Controller) mayStart(lane Lane) bool {
+	if !c.mayRun(lane) {
+		return false
+	}
+	total := c.open[Small] + c.open[Bulk]
+	if total >= c.cfg.Open {
+		return false
+	}
+	return lane == Small || c.open[Bulk] < c.cfg.Open-c.cfg.Open/4
+}
+
+// grant hands free slots to waiters: the small lane first, and in each
+// lane paused queries before new ones; c.mu is held.
+func (c *Controller) grant() {
+	for _, lane := range [2]Lane{Small, Bulk} {
+		for c.resuming[lane].Len() > 0 && c.mayRun(lane) {
+			w := c.resuming[lane].Remove(c.resuming[lane].Front()).(*waiter)
+			c.running[lane]++
+			w.done = true
+			close(w.ready)
+		}
+		for c.starting[lane].Len() > 0 && c.mayStart(lane) {
+			w := c.starting[lane].Remove(c.starting[lane].Front()).(*waiter)
+			c.running[lane]++
+			c.open[lane]++
+			c.queued--
+			queuedGauge.WithLabelValues(lane.String()).Dec()
+			w.done = true
+			close(w.ready)
+		}
+	}
+	runningGauge.WithLabelValues(Small.String()).Set(float64(c.running[Small]))
+	runningGauge.WithLabelValues(Bulk.String()).Set(float64(c.running[Bulk]))
+	openGauge.WithLabelValues(Small.String()).Set(float64(c.open[Small]))
+	openGauge.WithLabelValues(Bulk.String()).Set(float64(c.open[Bulk]))
+}
+
+// Slot is one admitted query's hold on the server. It is used by the
+// query's own goroutines, one at a time.
+type Slot struct {
+	c        *Controller
+	lane     Lane
+	running  bool
+	done     bool
+	start    time.Time     // admission asked
+	runSince time.Time     // the current run began
+	ran      time.Duration // time held running, before runSince
+}
+
+// Lane is the lane the slot was admitted to.
+func (s *Slot) Lane() Lane { return s.lane }
+
+// Pause gives the run slot back while the query waits for its client.
+// The open slot is kept. Pausing a paused or done slot does nothing.
+func (s *Slot) Pause() {
+	if s == nil || !s.running || s.done {
+		return
+	}
+	s.running = false
+	s.ran += time.Since(s.runSince)
+	if s.c == nil {
+		return
+	}
+	s.c.mu.Lock()
+	s.c.running[s.lane]--
+	s.c.grant()
+	s.c.mu.Unlock()
+}
+
+// Resume takes a run slot again after Pause, waiting for one as long as
+// ctx allows (a query already running is not refused for being slow: its
+// client read, and it must finish). Paused queries are served before new
+// ones of their lane.
+func (s *Slot) Resume(ctx context.Context) error {
+	if s == nil || s.running || s.done {
+		return nil
+	}
+	if s.c == nil {
+		s.running, s.runSince = true, time.Now()
+		return nil
+	}
+	c := s.c
+	c.mu.Lock()
+	if c.resuming[s.lane].Len() == 0 && c.mayRun(s.lane) {
+		c.running[s.lane]++
+		c.mu.Unlock()
+		s.running, s.runSince = true, time.Now()
+		return nil
+	}
+	w := &waiter{lane: s.lane, ready: make(chan struct{})}
+	e := c.resuming[s.lane].PushBack(w)
+	c.mu.Unlock()
+	select {
+	case <-w.ready:
+		s.running, s.runSince = true, time.Now()
+		return nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.done {
+		s.running, s.runSince = true, time.Now()
+		return nil
+	}
+	c.resuming[s.lane].Remove(e)
+	return ctx.Err()
+}
+
+// Ran is how long the query has held a run slot so far.
+func (s *Slot) Ran() time.Duration {
+	if s == nil {
+		return 0
+	}
+	if s.running && !s.done {
+		return s.ran + time.Since(s.runSince)
+	}
+	return s.ran
+}
+
+// Done gives back the query's slots. Calling it again does nothing.
+func (s *Slot) Done() {
+	if s == nil || s.done {
+		return
+	}
+	if s.running {
+		s.ran += time.Since(s.runSince)
+	}
+	s.done = true
+	c := s.c
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if s.running {
+		c.running[s.lane]--
+	}
+	s.running = false
+	c.open[s.lane]--
+	c.grant()
+	idle := c.idle
+	if c.open[Small]+c.open[Bulk] > 0 || c.queued > 0 {
+		idle = nil
+	}
+	c.mu.Unlock()
+	if idle != nil {
+		go idle()
+	}
+}

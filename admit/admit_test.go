@@ -1,0 +1,237 @@
+package admit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustAdmit(t *testing.T, c *Controller, l Lane) *Slot {
+	t.Helper()
+	s, err := c.Admit(context.Background(), l)
+	if err != nil {
+		t.Fatalf("Admit(%v): %v", l, err)
+	}
+	return s
+}
+
+// admitAsync starts an Admit and returns a channel that gets its result.
+func admitAsync(ctx context.Context, c *Controller, l Lane) chan admitResult {
+	ch := make(chan admitResult, 1)
+	go func() {
+		s, err := c.Admit(ctx, l)
+		ch <- admitResult{s, err}
+	}()
+	return ch
+}
+
+type admitResult struct {
+	s   *Slot
+	err error
+}
+
+func waitQueued(t *testing.T, c *Controller, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		q := c.queued
+		c.mu.Unlock()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queued = %d, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func pending(ch chan admitResult) bool {
+	select {
+	case r := <-ch:
+		ch <- r
+		return false
+	case <-time.After(20 * time.Millisecond):
+		return true
+	}
+}
+
+func TestController_BulkLeavesReservedSlotsToSmall(t *testing.T) {
+	c := New(Config{Running: 4, Reserved: 2, Open: 100, Timeout: time.Minute})
+	b1, b2 := mustAdmit(t, c, Bulk), mustAdmit(t, c, Bulk)
+	b3 := admitAsync(context.Background(), c, Bulk)
+	waitQueued(t, c, 1)
+	if !pending(b3) {
+		t.Fatal("a third bulk query started with 2 of 4 slots reserved for small ones")
+	}
+	s1, s2 := mustAdmit(t, c, Small), mustAdmit(t, c, Small)
+	s3 := admitAsync(context.Background(), c, Small)
+	waitQueued(t, c, 2)
+	// A finished bulk query's slot goes to the waiting small query first.
+	b1.Done()
+	if r := <-s3; r.err != nil {
+		t.Fatalf("small query after a bulk one finished: %v", r.err)
+	}
+	if !pending(b3) {
+		t.Fatal("the bulk query started before the small one that waited")
+	}
+	b2.Done()
+	if r := <-b3; r.err != nil {
+		t.Fatalf("bulk query after a bulk one finished: %v", r.err)
+	}
+	s1.Done()
+	s2.Done()
+}
+
+func TestController_QueueTimeoutIsBusyError(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Open: 10, Timeout: 50 * time.Millisecond})
+	b := mustAdmit(t, c, Bulk)
+	defer b.Done()
+	_, err := c.Admit(context.Background(), Bulk)
+	var be *BusyError
+	if !errors.As(err, &be) || !errors.Is(err, ErrBusy) {
+		t.Fatalf("Admit with every bulk slot taken: %v, want a *BusyError", err)
+	}
+	if be.Waited < 50*time.Millisecond || be.Full {
+		t.Errorf("BusyError = %+v, want a wait of at least the timeout", be)
+	}
+	for _, want := range []string{"server busy", "queue timeout", "--max-running"} {
+		if !contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestController_QueueFull(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Open: 10, Queue: 1, Timeout: time.Minute})
+	b := mustAdmit(t, c, Bulk)
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := admitAsync(ctx, c, Bulk)
+	waitQueued(t, c, 1)
+	_, err := c.Admit(context.Background(), Bulk)
+	var be *BusyError
+	if !errors.As(err, &be) || !be.Full {
+		t.Fatalf("Admit with a full queue: %v, want a BusyError saying the queue is full", err)
+	}
+	cancel()
+	if r := <-waiting; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("canceled waiter: %v, want context.Canceled", r.err)
+	}
+	waitQueued(t, c, 0)
+	b.Done()
+}
+
+func TestController_FirstComeFirstServed(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Open: 10, Timeout: time.Minute})
+	b := mustAdmit(t, c, Bulk)
+	var order []int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := mustAdmit(t, c, Bulk)
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			s.Done()
+		}()
+		waitQueued(t, c, i+1)
+	}
+	b.Done()
+	wg.Wait()
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("admitted in order %v, want 0..4", order)
+		}
+	}
+}
+
+func TestSlot_PauseLetsOthersRun(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Open: 10, Timeout: time.Minute})
+	slow := mustAdmit(t, c, Bulk)
+	next := admitAsync(context.Background(), c, Bulk)
+	waitQueued(t, c, 1)
+	slow.Pause() // its client is slow to read
+	r := <-next
+	if r.err != nil {
+		t.Fatalf("bulk query while the other paused: %v", r.err)
+	}
+	// The paused query waits for the slot, ahead of new queries.
+	resumed := make(chan error, 1)
+	go func() { resumed <- slow.Resume(context.Background()) }()
+	third := admitAsync(context.Background(), c, Bulk)
+	waitQueued(t, c, 1)
+	r.s.Done()
+	if err := <-resumed; err != nil {
+		t.Fatal(err)
+	}
+	if !pending(third) {
+		t.Fatal("a new query started before the paused one resumed")
+	}
+	slow.Done()
+	r3 := <-third
+	if r3.err != nil {
+		t.Fatal(r3.err)
+	}
+	r3.s.Done()
+}
+
+func TestSlot_OpenBoundsPausedResults(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Open: 4, Timeout: 30 * time.Millisecond})
+	var slots []*Slot
+	for range 3 { // Open - Open/4 bulk results
+		s := mustAdmit(t, c, Bulk)
+		s.Pause()
+		slots = append(slots, s)
+	}
+	if _, err := c.Admit(context.Background(), Bulk); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a 4th bulk result with 3 paused and Open 4: %v, want busy", err)
+	}
+	small := mustAdmit(t, c, Small) // the reserved open slot
+	small.Done()
+	for _, s := range slots {
+		s.Done()
+	}
+}
+
+func TestController_IdleCallback(t *testing.T) {
+	c := New(Config{Running: 2, Open: 10})
+	idle := make(chan struct{}, 4)
+	c.OnIdle(func() { idle <- struct{}{} })
+	a, b := mustAdmit(t, c, Small), mustAdmit(t, c, Bulk)
+	a.Done()
+	select {
+	case <-idle:
+		t.Fatal("idle with a result still open")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.Done()
+	b.Done() // twice is harmless
+	select {
+	case <-idle:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no idle callback after the last result was done")
+	}
+}
+
+func TestController_NilAdmitsEverything(t *testing.T) {
+	var c *Controller
+	s, err := c.Admit(context.Background(), Bulk)
+	if err != nil || s == nil {
+		t.Fatalf("nil controller: %v, %v", s, err)
+	}
+	s.Pause()
+	if err := s.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Done()
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
+}

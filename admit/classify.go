@@ -1,0 +1,209 @@
+package admit
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Classifier picks a query's lane: from what the same SQL text did the
+// last time it ran, else from DuckDB's plan estimate, else Bulk. Its
+// methods are safe for concurrent use.
+type Classifier struct {
+	// SmallRows is the most rows a small query returns (estimated, or
+	// seen). Default 10,000.
+	SmallRows int64
+	// SmallScan is the most rows a small query's plan reads from its
+	// tables, as DuckDB estimates them. Default 5,000,000: an aggregate
+	// over that many rows takes DuckDB a few milliseconds.
+	SmallScan int64
+	// SmallTime is the longest a small query held its run slot. Default
+	// 250 ms.
+	SmallTime time.Duration
+
+	mu   sync.Mutex
+	seen map[string]Lane
+}
+
+// maxSeen bounds the SQL texts remembered; past it, an arbitrary one is
+// forgotten for each new one.
+const maxSeen = 8192
+
+func (c *Classifier) smallRows() int64 {
+	if c.SmallRows > 0 {
+		return c.SmallRows
+	}
+	return 10_000
+}
+
+func (c *Classifier) smallScan() int64 {
+	if c.SmallScan > 0 {
+		return c.SmallScan
+	}
+	return 5_000_000
+}
+
+func (c *Classifier) smallTime() time.Duration {
+	if c.SmallTime > 0 {
+		return c.SmallTime
+	}
+	return 250 * time.Millisecond
+}
+
+// Known returns sql's lane when the classifier has seen sql run.
+func (c *Classifier) Known(sql string) (Lane, bool) {
+	if c == nil {
+		return Bulk, false
+	}
+	c.mu.Lock()
+	l, ok := c.seen[sql]
+	c.mu.Unlock()
+	if ok {
+		classified.WithLabelValues(l.String(), "history").Inc()
+	}
+	return l, ok
+}
+
+// Lane returns sql's lane. explain, when not nil, returns DuckDB's
+// EXPLAIN (FORMAT json) of sql; it is called only for SQL not seen
+// before, and an error from it (a statement with parameters cannot be
+// explained) leaves the query in the bulk lane until it has run once.
+func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
+	if c == nil {
+		return Bulk
+	}
+	if l, ok := c.Known(sql); ok {
+		return l
+	}
+	if explain != nil {
+		if plan, err := explain(); err == nil {
+			if out, scan, ok := PlanEstimate(plan); ok {
+				l := Bulk
+				if out <= c.smallRows() && scan <= c.smallScan() {
+					l = Small
+				}
+				classified.WithLabelValues(l.String(), "plan").Inc()
+				return l
+			}
+		}
+	}
+	classified.WithLabelValues(Bulk.String(), "unknown").Inc()
+	return Bulk
+}
+
+// Observe records what a run of sql did: the rows it returned and the
+// time it held a run slot. The next run of the same SQL takes its lane
+// from it.
+func (c *Classifier) Observe(sql string, rows int64, ran time.Duration) {
+	if c == nil {
+		return
+	}
+	l := Bulk
+	if rows <= c.smallRows() && ran <= c.smallTime() {
+		l = Small
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]Lane{}
+	}
+	if _, ok := c.seen[sql]; !ok && len(c.seen) >= maxSeen {
+		for k := range c.seen {
+			delete(c.seen, k)
+			break
+		}
+	}
+	c.seen[sql] = l
+}
+
+// planNode is one operator of DuckDB's EXPLAIN (FORMAT json).
+type planNode struct {
+	Name      string         `json:"name"`
+	Children  []planNode     `json:"children"`
+	ExtraInfo map[string]any `json:"extra_info"`
+}
+
+func (n *planNode) info(key string) (int64, bool) {
+	switch v := n.ExtraInfo[key].(type) {
+	case string:
+		x, err := strconv.ParseInt(v, 10, 64)
+		return x, err == nil
+	case float64:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// PlanEstimate reads DuckDB's EXPLAIN (FORMAT json) output and returns
+// the rows the plan is estimated to return and to read from its sources
+// (the sum of its leaves' estimates). ok is false when the plan does not
+// say.
+func PlanEstimate(plan []byte) (out, scan int64, ok bool) {
+	var roots []planNode
+	if err := json.Unmarshal(plan, &roots); err != nil || len(roots) == 0 {
+		return 0, 0, false
+	}
+	out, ok = outRows(&roots[0])
+	if !ok {
+		return 0, 0, false
+	}
+	if scan, ok = scanRows(&roots[0]); !ok {
+		return 0, 0, false
+	}
+	return out, scan, true
+}
+
+// outRows estimates the rows n returns.
+func outRows(n *planNode) (int64, bool) {
+	switch n.Name {
+	case "UNGROUPED_AGGREGATE", "SIMPLE_AGGREGATE", "INSERT", "DELETE", "UPDATE", "CREATE_TABLE_AS", "EMPTY_RESULT":
+		return 1, true
+	case "TOP_N", "LIMIT", "STREAMING_LIMIT":
+		if top, ok := n.info("Top"); ok {
+			return top, true
+		}
+	case "UNION":
+		var sum int64
+		for i := range n.Children {
+			r, ok := outRows(&n.Children[i])
+			if !ok {
+				return 0, false
+			}
+			sum += r
+		}
+		return sum, true
+	}
+	if est, ok := n.info("Estimated Cardinality"); ok && est > 0 {
+		return est, true
+	}
+	if len(n.Children) == 0 {
+		return 0, false
+	}
+	// An operator without an estimate (ORDER_BY, a grouping, a limit
+	// without a count) returns no more rows than its input.
+	return outRows(&n.Children[0])
+}
+
+// scanRows sums the estimates of n's leaves.
+func scanRows(n *planNode) (int64, bool) {
+	if len(n.Children) == 0 {
+		switch n.Name {
+		case "DUMMY_SCAN": // SELECT 42
+			return 1, true
+		case "EMPTY_RESULT":
+			return 0, true
+		}
+		est, ok := n.info("Estimated Cardinality")
+		return est, ok
+	}
+	var sum int64
+	for i := range n.Children {
+		r, ok := scanRows(&n.Children[i])
+		if !ok {
+			return 0, false
+		}
+		sum += r
+	}
+	return sum, true
+}

@@ -1,0 +1,148 @@
+package admit
+
+import (
+	"testing"
+	"time"
+)
+
+// Plans as DuckDB 1.5.6 prints them for EXPLAIN (FORMAT json).
+const (
+	planScan  = `[{"name":"SEQ_SCAN","children":[],"extra_info":{"Table":"memory.main.t","Estimated Cardinality":"1000000"}}]`
+	planPoint = `[{"name":"SEQ_SCAN","children":[],"extra_info":{"Filters":"id=5","Estimated Cardinality":"2"}}]`
+	planCount = `[{"name":"UNGROUPED_AGGREGATE","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"1000000"}}],"extra_info":{"Aggregates":"count_star()"}}]`
+	planGroup = `[{"name":"PROJECTION","children":[{"name":"ORDER_BY","children":[{"name":"PERFECT_HASH_GROUP_BY","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"200000"}}],"extra_info":{}}],"extra_info":{}}],"extra_info":{"Estimated Cardinality":"0"}}]`
+	planTopN  = `[{"name":"TOP_N","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"1000000"}}],"extra_info":{"Top":"10"}}]`
+	planLimit = `[{"name":"STREAMING_LIMIT","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"1000000"}}],"extra_info":{}}]`
+	planUnion = `[{"name":"UNION","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"3"}},{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"4"}}],"extra_info":{}}]`
+	planConst = `[{"name":"PROJECTION","children":[{"name":"DUMMY_SCAN","children":[],"extra_info":{}}],"extra_info":{"Estimated Cardinality":"1"}}]`
+	planNoEst = `[{"name":"TABLE_FUNCTION","children":[],"extra_info":{}}]`
+)
+
+func TestPlanEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		plan      string
+		out, scan int64
+		ok        bool
+	}{
+		{"scan", planScan, 1_000_000, 1_000_000, true},
+		{"point lookup", planPoint, 2, 2, true},
+		{"count(*)", planCount, 1, 1_000_000, true},
+		{"group by, order by", planGroup, 200_000, 200_000, true},
+		{"top 10", planTopN, 10, 1_000_000, true},
+		{"limit without a count", planLimit, 1_000_000, 1_000_000, true},
+		{"union all", planUnion, 7, 7, true},
+		{"SELECT 42", planConst, 1, 1, true},
+		{"no estimate", planNoEst, 0, 0, false},
+		{"not json", `EXPLAIN`, 0, 0, false},
+		{"empty", `[]`, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, scan, ok := PlanEstimate([]byte(tc.plan))
+			if out != tc.out || scan != tc.scan || ok != tc.ok {
+				t.Errorf("PlanEstimate = %d, %d, %v; want %d, %d, %v", out, scan, ok, tc.out, tc.scan, tc.ok)
+			}
+		})
+	}
+}
+
+func FuzzPlanEstimate(f *testing.F) {
+	for _, p := range []string{planScan, planPoint, planCount, planGroup, planTopN, planLimit, planUnion, planConst, planNoEst} {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, plan []byte) {
+		out, scan, ok := PlanEstimate(plan)
+		if !ok && (out != 0 || scan != 0) {
+			t.Fatalf("not ok but %d, %d", out, scan)
+		}
+	})
+}
+
+func TestClassifier_Lane(t *testing.T) {
+	explain := func(p string) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte(p), nil }
+	}
+	c := &Classifier{}
+	for _, tc := range []struct {
+		name    string
+		sql     string
+		explain func() ([]byte, error)
+		want    Lane
+	}{
+		{"point lookup", "SELECT * FROM t WHERE id = 5", explain(planPoint), Small},
+		{"count over a million rows", "SELECT count(*) FROM t", explain(planCount), Small},
+		{"full scan", "SELECT * FROM t", explain(planScan), Bulk},
+		{"no plan", "SELECT * FROM t WHERE id = ?", nil, Bulk},
+		{"plan without estimates", "SELECT * FROM f()", explain(planNoEst), Bulk},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.Lane(tc.sql, tc.explain); got != tc.want {
+				t.Errorf("Lane = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	t.Run("history wins over the plan", func(t *testing.T) {
+		const sql = "SELECT * FROM t WHERE id = ?"
+		c.Observe(sql, 1, time.Millisecond)
+		if got := c.Lane(sql, nil); got != Small {
+			t.Errorf("after a 1-row run: %v, want small", got)
+		}
+		c.Observe(sql, 1, time.Second) // held its slot for a second
+		if got := c.Lane(sql, explain(planPoint)); got != Bulk {
+			t.Errorf("after a 1 s run: %v, want bulk", got)
+		}
+		c.Observe(sql, 1_000_000, time.Millisecond)
+		if got := c.Lane(sql, nil); got != Bulk {
+			t.Errorf("after a 1M-row run: %v, want bulk", got)
+		}
+	})
+	t.Run("history is bounded", func(t *testing.T) {
+		c := &Classifier{}
+		for i := range maxSeen + 10 {
+			c.Observe(string(rune(i)), 1, 0)
+		}
+		if n := len(c.seen); n > maxSeen {
+			t.Errorf("%d SQL texts remembered, want at most %d", n, maxSeen)
+		}
+	})
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1GB", 1e9, true},
+		{"1.5GB", 1.5e9, true},
+		{"512MB", 512e6, true},
+		{"2GiB", 2 << 30, true},
+		{" 768 MiB ", 768 << 20, true},
+		{"1073741824", 1 << 30, true},
+		{"1TB", 1e12, true},
+		{"0", 0, false},
+		{"-1GB", 0, false},
+		{"100KB", 0, false}, // below 1MiB
+		{"lots", 0, false},
+		{"", 0, false},
+	} {
+		got, err := ParseBytes(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestSplitBudget(t *testing.T) {
+	b := SplitBudget(1e9)
+	if b.DuckDB+b.Go > b.Total {
+		t.Errorf("%v: DuckDB and Go shares exceed the total", b)
+	}
+	if want := int(b.Go * 2 / 3 / PerResult); b.Open != want {
+		t.Errorf("Open = %d, want %d", b.Open, want)
+	}
+	if small := SplitBudget(64 << 20); small.Open < 8 {
+		t.Errorf("a small budget allows %d open results, want at least 8", small.Open)
+	}
+}

@@ -1,0 +1,49 @@
+package admit
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+var (
+	runningGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_admit_running_queries",
+		Help: "Queries holding a run slot, by lane.",
+	}, []string{"lane"})
+	openGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_admit_open_results",
+		Help: "Results open (running or paused for their client), by lane.",
+	}, []string{"lane"})
+	queuedGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_admit_queued_queries",
+		Help: "Queries waiting to start, by lane.",
+	}, []string{"lane"})
+	admitted = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_admit_admitted_total",
+		Help: "Queries admitted, by lane.",
+	}, []string{"lane"})
+	refused = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_admit_refused_total",
+		Help: "Queries that did not start, by lane and reason (timeout: the queue timeout passed; queue_full; canceled: the client gave up or its deadline passed).",
+	}, []string{"lane", "reason"})
+	waitSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "quiver_admit_wait_seconds",
+		Help:    "Time admitted queries waited to start, by lane.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+	}, []string{"lane"})
+	classified = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_admit_classified_total",
+		Help: "Lane decisions, by lane and source (history: what the same SQL did before; plan: DuckDB's estimate; unknown).",
+	}, []string{"lane", "source"})
+)
+
+func noteAdmitted(l Lane, waited time.Duration) {
+	admitted.WithLabelValues(l.String()).Inc()
+	waitSeconds.WithLabelValues(l.String()).Observe(waited.Seconds())
+}
+
+func noteRefused(l Lane, reason string) {
+	refused.WithLabelValues(l.String(), reason).Inc()
+}

@@ -1,0 +1,160 @@
+package flightsql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/session"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/engine"
+)
+
+// optQueryTimeout is the session option that bounds each of the session's
+// statements, as --query-timeout does the server's: a duration ("30s",
+// "2m"), or a number of milliseconds; 0 or empty goes back to the server's.
+const optQueryTimeout = "query_timeout"
+
+// parseTimeout reads a query_timeout session option value.
+func parseTimeout(v *flight.SessionOptionValue) (time.Duration, error) {
+	switch x := v.GetOptionValue().(type) {
+	case *pb.SessionOptionValue_StringValue:
+		if ms, err := strconv.ParseInt(x.StringValue, 10, 64); err == nil && ms >= 0 {
+			return time.Duration(ms) * time.Millisecond, nil
+		}
+		d, err := time.ParseDuration(x.StringValue)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("query_timeout %q: want a duration such as 30s, or milliseconds", x.StringValue)
+		}
+		return d, nil
+	case *pb.SessionOptionValue_Int64Value:
+		if x.Int64Value < 0 {
+			return 0, fmt.Errorf("query_timeout %d: want milliseconds, not negative", x.Int64Value)
+		}
+		return time.Duration(x.Int64Value) * time.Millisecond, nil
+	case *pb.SessionOptionValue_DoubleValue:
+		if x.DoubleValue < 0 {
+			return 0, fmt.Errorf("query_timeout %g: want seconds, not negative", x.DoubleValue)
+		}
+		return time.Duration(x.DoubleValue * float64(time.Second)), nil
+	}
+	return 0, fmt.Errorf("query_timeout: want a string, an integer or a double")
+}
+
+// queryTimeout is the caller's session option, else the server's.
+func (s *Server) queryTimeout(ctx context.Context) time.Duration {
+	if sess, err := session.GetSessionFromContext(ctx); err == nil && sess != nil {
+		if v := sess.GetSessionOption(optQueryTimeout); v != nil {
+			if d, err := parseTimeout(v); err == nil && d > 0 {
+				return d
+			}
+		}
+	}
+	return s.opts.QueryTimeout
+}
+
+// withQueryTimeout bounds ctx by the caller's query timeout. The cancel
+// function must be called.
+func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.queryTimeout(ctx)
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, &timeoutError{d})
+}
+
+// timeoutError is the cause of a context ended by the query timeout.
+type timeoutError struct{ d time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("the statement ran longer than its timeout of %s (the session's %s option, or the server's --query-timeout) and was canceled",
+		e.d, optQueryTimeout)
+}
+
+// preadmit admits sql before a connection is taken for it, when the
+// classifier knows its lane from an earlier run: a query waiting its turn
+// then holds no DuckDB connection. ok is false when sql must be prepared
+// and admitted with admitStmt.
+func (s *Server) preadmit(ctx context.Context, sql string) (slot *admit.Slot, ok bool, err error) {
+	if s.opts.Admission == nil {
+		return nil, true, nil
+	}
+	lane, ok := s.opts.Classifier.Known(sql)
+	if !ok {
+		return nil, false, nil
+	}
+	slot, err = s.opts.Admission.Admit(ctx, lane)
+	if err != nil {
+		return nil, true, s.admitStatus(ctx, err)
+	}
+	return slot, true, nil
+}
+
+// admitStmt waits for st's turn to run (package admit) and returns its
+// slot; sql is its text, by which the classifier remembers it. A nil
+// controller admits at once.
+func (s *Server) admitStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (*admit.Slot, error) {
+	if s.opts.Admission == nil {
+		return nil, nil
+	}
+	var explain func() ([]byte, error)
+	if st.NumParams() == 0 {
+		explain = func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }
+	}
+	slot, err := s.opts.Admission.Admit(ctx, s.opts.Classifier.Lane(sql, explain))
+	if err != nil {
+		return nil, s.admitStatus(ctx, err)
+	}
+	return slot, nil
+}
+
+// execStmt runs a statement that returns no rows once it is admitted,
+// under the caller's query timeout, and returns the rows it changed.
+func (s *Server) execStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (int64, error) {
+	ctx, cancel := s.withQueryTimeout(ctx)
+	defer cancel()
+	q, err := s.admitRun(ctx, c, st, sql)
+	if err != nil {
+		return 0, err
+	}
+	defer s.finish(q)
+	n, err := st.Exec(ctx)
+	return n, s.ctxStatus(ctx, err)
+}
+
+// admitRun admits st (see admitStmt) and returns its run.
+func (s *Server) admitRun(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (*queryRun, error) {
+	slot, err := s.admitStmt(ctx, c, st, sql)
+	if err != nil {
+		return nil, err
+	}
+	return &queryRun{slot: slot, sql: sql}, nil
+}
+
+// admitStatus maps an admission or timeout error to its status:
+// RESOURCE_EXHAUSTED for a busy server, DEADLINE_EXCEEDED for the query
+// timeout.
+func (s *Server) admitStatus(ctx context.Context, err error) error {
+	var busy *admit.BusyError
+	if errors.As(err, &busy) {
+		return status.Error(codes.ResourceExhausted, busy.Error())
+	}
+	return s.ctxStatus(ctx, err)
+}
+
+// ctxStatus maps err to a status, naming the query timeout when that is
+// what ended ctx.
+func (s *Server) ctxStatus(ctx context.Context, err error) error {
+	var te *timeoutError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
+		return status.Error(codes.DeadlineExceeded, te.Error())
+	}
+	return toStatus(err)
+}

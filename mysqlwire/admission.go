@@ -1,0 +1,94 @@
+package mysqlwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/engine"
+)
+
+// timeoutError is the cause of a statement context ended by the query
+// timeout.
+type timeoutError struct {
+	d       time.Duration
+	session bool // max_execution_time, rather than the server's
+}
+
+func (e *timeoutError) Error() string {
+	from := "the server's --query-timeout"
+	if e.session {
+		from = "max_execution_time"
+	}
+	return fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (%s, %s)", e.d, from)
+}
+
+// statementTimeout is how long a statement may take: for a SELECT, the
+// session's max_execution_time (milliseconds) when set, as MySQL does;
+// else the server's query timeout. Zero means no bound.
+func (s *session) statementTimeout(query bool) (time.Duration, bool) {
+	if query {
+		if v, _, ok := s.variable("max_execution_time"); ok && v != nil {
+			if ms, err := strconv.ParseInt(*v, 10, 64); err == nil && ms > 0 {
+				return time.Duration(ms) * time.Millisecond, true
+			}
+		}
+	}
+	return s.srv.opts.QueryTimeout, false
+}
+
+// withTimeout bounds ctx by the statement's timeout; cancel must be
+// called.
+func (s *session) withTimeout(ctx context.Context, query bool) (context.Context, context.CancelFunc) {
+	d, fromSession := s.statementTimeout(query)
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, d, &timeoutError{d: d, session: fromSession})
+}
+
+// admit waits for stmt's turn to run (package admit): its lane from the
+// classifier, by its text sql.
+func (s *session) admit(ctx context.Context, conn *engine.Conn, stmt *engine.Stmt, sql string) (*admit.Slot, error) {
+	o := s.srv.opts
+	if o.Admission == nil {
+		return nil, nil
+	}
+	var explain func() ([]byte, error)
+	if stmt.NumParams() == 0 {
+		explain = func() ([]byte, error) { return conn.ExplainJSON(ctx, sql) }
+	}
+	slot, err := o.Admission.Admit(ctx, o.Classifier.Lane(sql, explain))
+	if err != nil {
+		return nil, s.stmtError(ctx, err)
+	}
+	return slot, nil
+}
+
+// finish gives back slot and tells the classifier what sql did.
+func (s *session) finish(slot *admit.Slot, sql string, rows int64) {
+	if slot == nil {
+		return
+	}
+	slot.Done()
+	s.srv.opts.Classifier.Observe(sql, rows, slot.Ran())
+}
+
+// stmtError maps a busy server to error 1040 and the statement timeout to
+// error 3024, each with its message; anything else is left to sqlError.
+func (s *session) stmtError(ctx context.Context, err error) error {
+	var busy *admit.BusyError
+	if errors.As(err, &busy) {
+		return mysql.NewSQLError(mysql.ERConCount, mysql.SSUnknownSQLState, "%s", busy.Error())
+	}
+	var te *timeoutError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
+		return mysql.NewSQLError(mysql.ERQueryTimeout, mysql.SSUnknownSQLState, "%s", te.Error())
+	}
+	return err
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/quiverdata/quiver/admit"
+)
+
+// Limits bound what the server takes on: memory, queries, connections and
+// time. Zero fields take the defaults given.
+type Limits struct {
+	// Memory is the server's memory budget in bytes (admit.SplitBudget):
+	// DuckDB's memory_limit, the Go runtime's soft limit and the number of
+	// results open at once come from it. Default: half the machine's (or
+	// the cgroup's) memory.
+	Memory int64
+	// MaxRunning is how many statements run at once, half of them kept
+	// for small ones. Default: twice the CPUs, at least 4.
+	MaxRunning int
+	// QueueTimeout is how long a statement waits for its turn before it
+	// is refused (RESOURCE_EXHAUSTED, MySQL error 1040). Default 30 s.
+	QueueTimeout time.Duration
+	// QueryTimeout bounds each statement, its wait included. A session
+	// may set its own (Flight's query_timeout option, MySQL's
+	// max_execution_time). Default: none.
+	QueryTimeout time.Duration
+	// MaxConnections bounds the client connections of each endpoint:
+	// Flight's are closed at once past it, MySQL's refused with error
+	// 1040. Default 4096.
+	MaxConnections int
+	// IdleTimeout closes Flight connections that make no call, and MySQL
+	// connections that send no command, for this long; Flight's idle
+	// transactions and prepared statements go too. Default: 30 minutes
+	// for Flight, 8 hours (MySQL's wait_timeout) for MySQL.
+	IdleTimeout time.Duration
+	// Off turns admission control off: every statement runs at once.
+	Off bool
+}
+
+// DefaultMaxConnections is the default of Limits.MaxConnections.
+const DefaultMaxConnections = 4096
+
+// admission sets up the budget and the admission controller from
+// cfg.Limits, and DuckDB's memory_limit unless cfg.MemoryLimit sets it.
+func (s *Server) admission() error {
+	l := &s.cfg.Limits
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections
+	}
+	if l.Memory <= 0 {
+		m, err := admit.DefaultBudget()
+		if err != nil {
+			return fmt.Errorf("memory budget: %w (set one with --memory)", err)
+		}
+		l.Memory = m
+	}
+	s.Budget = admit.SplitBudget(l.Memory)
+	if s.cfg.MemoryLimit == "" {
+		s.cfg.MemoryLimit = admit.FormatBytes(s.Budget.DuckDB)
+	}
+	s.Classifier = &admit.Classifier{}
+	if l.Off {
+		return nil
+	}
+	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout})
+	s.Admission.OnIdle(s.idle.notify)
+	s.idle.isIdle = s.Admission.Idle
+	s.idle.start()
+	s.stops = append(s.stops, namedStop{"idle memory", func(context.Context) { s.idle.stop() }})
+	c := s.Admission.Config()
+	s.log.Info("admission control", "budget", s.Budget.String(), "running", c.Running, "small_reserved", c.Reserved,
+		"open", c.Open, "queue_timeout", c.Timeout, "query_timeout", l.QueryTimeout, "max_connections", l.MaxConnections)
+	return nil
+}
+
+// idleFree gives memory back to the system once the server has been idle
+// (no result open) for a while: the pools of result buffers empty only at
+// a garbage collection, and an idle server runs none, so after a burst of
+// fetches they would otherwise hold their peak for good.
+type idleFree struct {
+	wake   chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+	quiet  time.Duration // idle this long first
+	every  time.Duration // at most this often
+	isIdle func() bool
+}
+
+func (f *idleFree) notify() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *idleFree) start() {
+	f.wake, f.done = make(chan struct{}, 1), make(chan struct{})
+	if f.quiet == 0 {
+		f.quiet = 2 * time.Second
+	}
+	if f.every == 0 {
+		f.every = 10 * time.Second
+	}
+	f.wg.Add(1)
+	go f.run()
+}
+
+func (f *idleFree) stop() {
+	close(f.done)
+	f.wg.Wait()
+}
+
+func (f *idleFree) run() {
+	defer f.wg.Done()
+	var last time.Time
+	for {
+		select {
+		case <-f.done:
+			return
+		case <-f.wake:
+		}
+		wait := max(f.quiet, f.every-time.Since(last))
+		select {
+		case <-f.done:
+			return
+		case <-time.After(wait):
+		}
+		if f.isIdle != nil && !f.isIdle() {
+			continue // busy again; the next idle moment wakes us
+		}
+		start := time.Now()
+		// Two collections: sync.Pool keeps a victim generation.
+		runtime.GC()
+		debug.FreeOSMemory()
+		last = time.Now()
+		idleFrees.Inc()
+		idleFreeSeconds.Add(last.Sub(start).Seconds())
+	}
+}
+
+var (
+	idleFrees = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_server_idle_frees_total",
+		Help: "Times the idle server collected garbage and gave free memory back to the system.",
+	})
+	idleFreeSeconds = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_server_idle_free_seconds_total",
+		Help: "Time spent giving memory back while idle.",
+	})
+	flightConnsOpen = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_flight_connections_open",
+		Help: "Flight client connections open.",
+	})
+	flightConnsRefused = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_flight_connections_refused_total",
+		Help: "Flight connections closed at once because --max-connections were open.",
+	})
+)
+
+// limitListener closes connections past max at once, rather than letting
+// them queue in the kernel: the client sees the connection close and may
+// retry another replica.
+type limitListener struct {
+	net.Listener
+	max  int64
+	open atomic.Int64
+	log  func(open int64)
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if n := l.open.Add(1); n > l.max {
+			l.open.Add(-1)
+			flightConnsRefused.Inc()
+			if l.log != nil {
+				l.log(n - 1)
+			}
+			c.Close()
+			continue
+		}
+		flightConnsOpen.Inc()
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		flightConnsOpen.Dec()
+	})
+	return c.Conn.Close()
+}
