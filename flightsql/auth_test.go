@@ -46,16 +46,7 @@ func dial(t *testing.T, srv *server.Server, cfg client.Config) (*client.Client, 
 func query(c *client.Client, sql string) (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := c.Query(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Release()
-	var n int64
-	for r.Next() {
-		n += r.RecordBatch().NumRows()
-	}
-	return n, r.Err()
+	return testutil.CountRows(ctx, c, sql)
 }
 
 // bearer is the bearer token a logged-in client sends.

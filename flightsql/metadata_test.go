@@ -798,16 +798,7 @@ func TestMetadata_SupportsConvert(t *testing.T) {
 
 // queryAllErr is queryAll returning the error instead of failing.
 func queryAllErr(c *client.Client, sql string) (int64, error) {
-	r, err := c.Query(context.Background(), sql)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Release()
-	var n int64
-	for r.Next() {
-		n += r.RecordBatch().NumRows()
-	}
-	return n, r.Err()
+	return testutil.CountRows(context.Background(), c, sql)
 }
 
 // TestMetadata_Unsupported checks the Flight SQL calls quiver does not

@@ -24,20 +24,6 @@ import (
 // bulk lane (it reads 10^11 rows).
 const longQuery = "SELECT count(*) FROM range(100000000000)"
 
-// fetchAll runs query over Flight and reads its whole result.
-func fetchAll(ctx context.Context, c *client.Client, query string) (int64, error) {
-	r, err := c.Query(ctx, query)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Release()
-	var n int64
-	for r.Next() {
-		n += r.RecordBatch().NumRows()
-	}
-	return n, r.Err()
-}
-
 // waitStats waits until cond holds for the server's admission counts.
 func waitStats(t *testing.T, srv *server.Server, what string, cond func(admit.Stats) bool) {
 	t.Helper()
@@ -79,7 +65,7 @@ func TestServer_Admission(t *testing.T) {
 	longCtx, cancelLong := context.WithCancel(ctx)
 	longDone := make(chan error, 1)
 	go func() {
-		_, err := fetchAll(longCtx, c, longQuery)
+		_, err := testutil.CountRows(longCtx, c, longQuery)
 		longDone <- err
 	}()
 	waitStats(t, srv, "the long query to run", func(s admit.Stats) bool { return s.Running[admit.Bulk] == 1 })
@@ -87,7 +73,7 @@ func TestServer_Admission(t *testing.T) {
 
 	t.Run("bulk over Flight waits, then RESOURCE_EXHAUSTED", func(t *testing.T) {
 		start := time.Now()
-		_, err := fetchAll(ctx, c, "SELECT * FROM range(50000000)")
+		_, err := testutil.CountRows(ctx, c, "SELECT * FROM range(50000000)")
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Fatalf("got %v, want RESOURCE_EXHAUSTED", err)
 		}
@@ -110,7 +96,7 @@ func TestServer_Admission(t *testing.T) {
 	})
 	t.Run("small queries run at once", func(t *testing.T) {
 		for _, q := range []string{"SELECT 42", "SELECT v FROM pts WHERE id = 7", "SELECT count(*) FROM pts"} {
-			if n, err := fetchAll(ctx, c, q); err != nil || n != 1 {
+			if n, err := testutil.CountRows(ctx, c, q); err != nil || n != 1 {
 				t.Errorf("Flight %s: %d rows, %v", q, n, err)
 			}
 			var v string
@@ -125,7 +111,7 @@ func TestServer_Admission(t *testing.T) {
 	}
 	waitStats(t, srv, "the long query's slot to come back", func(s admit.Stats) bool { return s.Running == [2]int{} && s.Open == [2]int{} })
 	t.Run("bulk runs once the slot is free", func(t *testing.T) {
-		if n, err := fetchAll(ctx, c, "SELECT * FROM range(300000)"); err != nil || n != 300000 {
+		if n, err := testutil.CountRows(ctx, c, "SELECT * FROM range(300000)"); err != nil || n != 300000 {
 			t.Fatalf("got %d rows, %v", n, err)
 		}
 	})
@@ -169,7 +155,7 @@ func TestServer_SlowReaderHoldsNoRunSlot(t *testing.T) {
 			waitStats(t, srv, "the stalled result to pause", func(s admit.Stats) bool {
 				return s.Open[admit.Bulk] == 1 && s.Running[admit.Bulk] == 0
 			})
-			if n, err := fetchAll(ctx, c, "SELECT * FROM range(2000000)"); err != nil || n != 2000000 {
+			if n, err := testutil.CountRows(ctx, c, "SELECT * FROM range(2000000)"); err != nil || n != 2000000 {
 				t.Fatalf("bulk query beside a stalled reader: %d rows, %v", n, err)
 			}
 			stop()
@@ -193,7 +179,7 @@ func TestServer_QueryTimeout(t *testing.T) {
 			t.Fatalf("query_timeout refused: %v", res.Errors)
 		}
 		start := time.Now()
-		_, err := fetchAll(sctx, c, longQuery)
+		_, err := testutil.CountRows(sctx, c, longQuery)
 		if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "query_timeout") {
 			t.Fatalf("got %v, want DEADLINE_EXCEEDED naming query_timeout", err)
 		}
@@ -214,7 +200,7 @@ func TestServer_QueryTimeout(t *testing.T) {
 	})
 	t.Run("server default", func(t *testing.T) {
 		start := time.Now()
-		_, err := fetchAll(ctx, c, longQuery)
+		_, err := testutil.CountRows(ctx, c, longQuery)
 		if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "--query-timeout") {
 			t.Fatalf("got %v, want DEADLINE_EXCEEDED naming --query-timeout", err)
 		}

@@ -51,3 +51,18 @@ func Dial(t testing.TB, srv *server.Server, cfg client.Config) *client.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// CountRows runs query through c and reads its whole result, returning the
+// rows it held.
+func CountRows(ctx context.Context, c *client.Client, query string) (int64, error) {
+	r, err := c.Query(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	return n, r.Err()
+}
