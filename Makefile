@@ -6,7 +6,7 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run test long-test lint deps s3 bench interop clean
+.PHONY: build run install test long-test lint deps s3 bench interop clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
@@ -14,6 +14,16 @@ build:
 run: build
 	@mkdir -p data
 	./$(BIN) serve --db ./data/quiver.duckdb --demo
+
+# install puts quiver on the PATH: in $(PREFIX)/bin when PREFIX is given
+# (make install PREFIX=/usr/local), else where go install would, Go's
+# GOBIN or $(go env GOPATH)/bin. It says so when that is not on the PATH.
+install: build
+	@dir="$(if $(PREFIX),$(PREFIX)/bin,$$($(GO) env GOBIN))"; \
+	[ -n "$$dir" ] || dir="$$($(GO) env GOPATH)/bin"; \
+	mkdir -p "$$dir" && install -m 0755 $(BIN) "$$dir/quiver" || exit 1; \
+	echo "installed $$dir/quiver"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it (export PATH=\"$$dir:\$$PATH\") to run quiver by name";; esac
 
 # deps installs the Debian packages the tests drive: the mysql CLI and
 # mysqldump, and the MariaDB server the dump round trips restore into (its

@@ -31,10 +31,12 @@ func (b *brokenReader) Next() bool {
 
 func (b *brokenReader) Err() error {
 	if b.n == b.failAt {
-		return errors.New("source went away")
+		return errSourceGone
 	}
 	return nil
 }
+
+var errSourceGone = errors.New("source went away")
 
 func TestClient_Ingest(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{})

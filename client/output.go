@@ -36,21 +36,6 @@ func OutputFormatOf(path string) (string, error) {
 	return "", fmt.Errorf("cannot tell the format of %q from its extension: use .parquet, .arrow, .csv or .jsonl, or give --format", path)
 }
 
-// CopiesOnWrite reports whether format's writer is done with a batch's
-// memory when Write returns: csv, json and arrow encode every value into
-// the output at once. Their results can then be fetched into recycled
-// memory (Config.Allocator). The table format keeps strings of the rows it
-// prints until Close. Parquet's writer buffers batches into row groups
-// and builds dictionaries and statistics from their values; it stays on
-// Go memory rather than be relied on to copy them.
-func CopiesOnWrite(format string) bool {
-	switch format {
-	case "csv", "json", "arrow":
-		return true
-	}
-	return false
-}
-
 // ResultWriter writes a streamed result in one format.
 type ResultWriter interface {
 	Write(rec arrow.RecordBatch) error
@@ -60,11 +45,20 @@ type ResultWriter interface {
 
 // NewResultWriter returns a writer of format to w for results of schema.
 // tableRows caps the rows the table format prints (the rest are counted).
+// The csv, json and parquet writers are arrow-go's, which lack some types
+// (csv refuses TIME, INTERVAL, STRUCT and MAP up front; parquet fails on
+// INTERVAL); quiver query writes those formats with DuckDB instead
+// (package filesio).
 func NewResultWriter(format string, w io.Writer, schema *arrow.Schema, tableRows int) (ResultWriter, error) {
 	switch format {
 	case "table":
 		return &tableWriter{w: w, schema: schema, max: tableRows}, nil
 	case "csv":
+		for _, f := range schema.Fields() {
+			if !csvWritable(f.Type) {
+				return nil, fmt.Errorf("column %q is %s, which the csv writer cannot write: write the file with quiver query -o FILE.csv, which DuckDB writes", f.Name, f.Type)
+			}
+		}
 		return &csvWriter{w: csv.NewWriter(w, schema, csv.WithHeader(true), csv.WithNullWriter(""))}, nil
 	case "json":
 		return &jsonWriter{w: w}, nil
@@ -83,6 +77,28 @@ func NewResultWriter(format string, w io.Writer, schema *arrow.Schema, tableRows
 		return &parquetWriter{w: pw}, nil
 	}
 	return nil, fmt.Errorf("unknown format %q: use %s", format, strings.Join(OutputFormats, ", "))
+}
+
+// csvWritable reports whether arrow-go's CSV writer takes dt: it panics
+// on the types it lacks (TIME, INTERVAL, STRUCT, MAP, …).
+func csvWritable(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.MapType:
+		return false
+	case arrow.ListLikeType:
+		return csvWritable(t.Elem())
+	case arrow.ExtensionType:
+		return true
+	}
+	switch dt.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING,
+		arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY,
+		arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.DECIMAL128, arrow.DECIMAL256, arrow.NULL:
+		return true
+	}
+	return false
 }
 
 type csvWriter struct{ w *csv.Writer }
@@ -136,13 +152,27 @@ func (t *tableWriter) Write(rec arrow.RecordBatch) error {
 			if col.IsNull(i) {
 				row[c] = "NULL"
 			} else {
-				row[c] = strings.Clone(col.ValueStr(i))
+				row[c] = cellString(col, i)
 			}
 		}
 		t.rows = append(t.rows, row)
 	}
 	t.total += rec.NumRows()
 	return nil
+}
+
+// cellString is a value as the table format prints it. An extension type
+// need not format its values (arrow-go's base panics, as for DuckDB's
+// opaque BIGNUM); those print as their storage does.
+func cellString(col arrow.Array, i int) (s string) {
+	if ext, ok := col.(array.ExtensionArray); ok {
+		defer func() {
+			if recover() != nil {
+				s = strings.Clone(ext.Storage().ValueStr(i))
+			}
+		}()
+	}
+	return strings.Clone(col.ValueStr(i))
 }
 
 func (t *tableWriter) Close() error {

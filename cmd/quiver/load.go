@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/filesio"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -23,8 +23,9 @@ func init() {
 	register("load", "bulk-load Parquet, CSV, NDJSON or Arrow IPC files into a table over Flight SQL", func() command { return &loadCmd{} })
 }
 
-// loadCmd is quiver load FILE... --table T: the files stream to the server
-// as one CommandStatementIngest, all or nothing.
+// loadCmd is quiver load FILE... --table T: the files are read by an
+// in-process DuckDB (filesio) and stream to the server as one
+// CommandStatementIngest, all or nothing.
 type loadCmd struct{}
 
 func (loadCmd) Run(ctx context.Context, args []string) error {
@@ -33,7 +34,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 		cf                                  clientFlags
 		table, mode, catalog, schema, codec string
 		schemaFrom                          string
-		batchRows, inferRows                int
+		batchRows, sampleRows               int
 		quiet                               bool
 	)
 	cf.register(fs)
@@ -42,9 +43,9 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&catalog, "catalog", "", "catalog of the table (default: the server's)")
 	fs.StringVar(&schema, "schema", "", "schema of the table (default: the server's)")
 	fs.StringVar(&codec, "compression", "none", "compress the upload: lz4, zstd, auto or none")
-	fs.IntVar(&batchRows, "batch-rows", client.DefaultBatchRows, "rows per batch sent")
-	fs.IntVar(&inferRows, "infer-rows", client.DefaultInferRows, "CSV rows or NDJSON lines sampled to infer column types")
-	fs.StringVar(&schemaFrom, "schema-from", "", "read CSV and NDJSON files with the schema of this file instead of inferring one")
+	fs.IntVar(&batchRows, "batch-rows", filesio.DefaultBatchRows, "rows per batch sent")
+	fs.IntVar(&sampleRows, "infer-rows", filesio.DefaultSampleRows, "CSV rows or NDJSON lines DuckDB samples to detect column types (-1: the whole file)")
+	fs.StringVar(&schemaFrom, "schema-from", "", "read every file with the column names and types of this file instead of the first file's")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress, only the summary")
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -63,15 +64,14 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	if _, err := ipcx.ParseCompression(codec); err != nil {
 		return usagef("bad --compression: %v", err)
 	}
-	if batchRows <= 0 || inferRows <= 0 {
-		return usagef("--batch-rows and --infer-rows must be positive")
+	if batchRows <= 0 || sampleRows == 0 || sampleRows < -1 {
+		return usagef("--batch-rows must be positive, and --infer-rows positive or -1")
 	}
 	if err := checkFiles(files); err != nil {
 		return err
 	}
-	read := client.ReadOptions{BatchRows: batchRows, InferRows: inferRows}
 	if schemaFrom != "" {
-		if read.Schema, err = schemaOf(ctx, schemaFrom, read); err != nil {
+		if err := checkFiles([]string{schemaFrom}); err != nil {
 			return usagef("bad --schema-from: %v", err)
 		}
 	}
@@ -80,32 +80,38 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
+	prog := newLoadProgress(stderr, table, quiet)
+	rdr, err := filesio.Open(ctx, files, filesio.ReadOptions{
+		BatchRows: batchRows, SampleRows: sampleRows, SchemaFrom: schemaFrom, Progress: prog.update,
+	})
+	if err != nil {
+		return loadError(&cf, table, err)
+	}
+	defer rdr.Release()
 	c, err := client.Dial(ctx, cfg)
 	if err != nil {
 		return cf.serverError("connect", err)
 	}
 	defer c.Close()
-	prog := newLoadProgress(stderr, table, quiet)
-	res, err := c.Load(ctx, files, client.LoadOptions{
+	res, err := c.Load(ctx, rdr, client.LoadOptions{
 		Table: table, Catalog: catalog, Schema: schema, Mode: m, Compression: codec,
-		Read: read, Progress: prog.update,
 	})
 	prog.finish()
 	if err != nil {
 		return loadError(&cf, table, err)
 	}
 	secs := res.Elapsed.Seconds()
-	mb := float64(res.Bytes) / 1e6
+	mb := float64(rdr.TotalBytes()) / 1e6
 	fmt.Fprintf(stdout, "loaded %d rows (%.1f MB) into %s in %.2fs: %.0f rows/s, %.1f MB/s\n",
 		res.Rows, mb, table, secs, float64(res.Rows)/secs, mb/secs)
 	return nil
 }
 
-// checkFiles refuses, before connecting, files that are missing or of an
-// unknown format.
+// checkFiles refuses, before anything is read, files that are missing or
+// of an unknown format.
 func checkFiles(files []string) error {
 	for _, f := range files {
-		if _, err := client.FormatOf(f); err != nil {
+		if _, err := filesio.FormatOf(f); err != nil {
 			return usagef("%s: unknown format: name .parquet, .csv, .ndjson/.jsonl or .arrow/.arrows files", f)
 		}
 		st, err := os.Stat(f)
@@ -121,30 +127,21 @@ func checkFiles(files []string) error {
 	return nil
 }
 
-// schemaOf reads a file's schema (inferring it for CSV and NDJSON).
-func schemaOf(ctx context.Context, path string, opts client.ReadOptions) (*arrow.Schema, error) {
-	if err := checkFiles([]string{path}); err != nil {
-		return nil, err
-	}
-	r, err := client.OpenFile(ctx, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Schema(), nil
-}
-
 // loadError says what failed and what to do. Nothing was written: a load
 // is all or nothing.
 func loadError(cf *clientFlags, table string, err error) error {
 	what := fmt.Sprintf("load into %s failed, nothing was written", table)
 	var se interface{ GRPCStatus() *status.Status }
-	var re *client.ReadError
+	var re *filesio.ReadError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: interrupted", what)
-	case errors.As(err, &re) && !strings.Contains(err.Error(), "--schema-from"):
-		return fmt.Errorf("%s: %w; fix the file, or sample more rows (--infer-rows) or give the schema (--schema-from)", what, err)
+	case errors.Is(err, client.ErrNoRows):
+		return fmt.Errorf("%s: the files hold no rows, and no table was created", what)
+	case errors.As(err, &re) && strings.Contains(err.Error(), "every file must share one schema"):
+		return fmt.Errorf("%s: %w", what, err)
+	case errors.As(err, &re):
+		return fmt.Errorf("%s: %w; fix the file, or sample more rows to detect the types (--infer-rows N, -1 for all) or give them (--schema-from FILE)", what, err)
 	case !errors.As(err, &se):
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -157,8 +154,9 @@ func loadError(cf *clientFlags, table string, err error) error {
 	return cf.serverError(what, err)
 }
 
-// loadProgress shows a load's progress on stderr: a bar when stderr is a
-// terminal, else a plain line every few seconds.
+// loadProgress shows a load's progress on stderr: a live line when
+// stderr is a terminal, else a plain line every few seconds. DuckDB does
+// not say how far into a file it is, so it counts rows.
 type loadProgress struct {
 	w      io.Writer
 	table  string
@@ -167,7 +165,7 @@ type loadProgress struct {
 	last   time.Time
 	every  time.Duration
 	quiet  bool
-	latest client.LoadProgress
+	latest filesio.Progress
 }
 
 func newLoadProgress(w io.Writer, table string, quiet bool) *loadProgress {
@@ -177,10 +175,10 @@ func newLoadProgress(w io.Writer, table string, quiet bool) *loadProgress {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("loading "+table),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetWidth(30),
+			progressbar.OptionSetItsString("rows"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionShowCount(),
 			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish(),
 		)
 	}
@@ -188,8 +186,8 @@ func newLoadProgress(w io.Writer, table string, quiet bool) *loadProgress {
 	return p
 }
 
-// update is LoadOptions.Progress.
-func (p *loadProgress) update(lp client.LoadProgress) {
+// update is filesio.ReadOptions.Progress.
+func (p *loadProgress) update(lp filesio.Progress) {
 	p.latest = lp
 	if p.quiet {
 		return
@@ -199,17 +197,17 @@ func (p *loadProgress) update(lp client.LoadProgress) {
 		return
 	}
 	p.last = now
+	file := ""
+	if lp.Files > 1 {
+		file = fmt.Sprintf(", file %d of %d", lp.FileIndex, lp.Files)
+	}
 	if p.bar != nil {
-		if p.bar.GetMax64() != lp.TotalBytes {
-			p.bar.ChangeMax64(lp.TotalBytes)
-		}
-		p.bar.Describe(fmt.Sprintf("loading %s: %s rows", p.table, humanCount(lp.Rows)))
-		p.bar.Set64(lp.Bytes)
+		p.bar.Describe(fmt.Sprintf("loading %s%s", p.table, file))
+		p.bar.Set64(lp.Rows)
 		return
 	}
 	secs := now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "quiver load: %s rows, %.1f of %.1f MB read (%.1f MB/s)\n",
-		humanCount(lp.Rows), float64(lp.Bytes)/1e6, float64(lp.TotalBytes)/1e6, float64(lp.Bytes)/1e6/secs)
+	fmt.Fprintf(p.w, "quiver load: %s rows%s (%s rows/s)\n", humanCount(lp.Rows), file, humanCount(int64(float64(lp.Rows)/secs)))
 }
 
 func (p *loadProgress) finish() {

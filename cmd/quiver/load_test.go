@@ -158,8 +158,24 @@ func TestLoad_CLI(t *testing.T) {
 		})
 	}
 
+	// A value that does not fit the column DuckDB's sniffer typed from
+	// the first rows, past them.
+	var badCSV strings.Builder
+	badCSV.WriteString("id,name,score\n")
+	for i := range 30000 {
+		fmt.Fprintf(&badCSV, "%d,n%d,%d.5\n", i, i, i)
+	}
+	badCSV.WriteString("not-a-number,y,3\n")
 	bad := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(bad, []byte("id,name,score\n1,x,2.5\nnot-a-number,y,3\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte(badCSV.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ragged := filepath.Join(dir, "ragged.csv")
+	if err := os.WriteFile(ragged, []byte("id,name,score\n1,x,2.5\n2,y\n3,z,1,extra\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	textID := filepath.Join(dir, "textid.csv")
+	if err := os.WriteFile(textID, []byte("id,name,score\nabc,x,2.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dir, "other.csv")
@@ -183,7 +199,12 @@ func TestLoad_CLI(t *testing.T) {
 		{"table exists", []string{"load", paths[0], "--table", "t1", "--server", srv.FlightAddr}, 1, "already exists"},
 		{"table missing", []string{"load", paths[0], "--table", "nope", "--mode", "append", "--server", srv.FlightAddr}, 1, "does not exist"},
 		{"files do not fit the table", []string{"load", other, "--table", "t1", "--mode", "append", "--server", srv.FlightAddr}, 1, "do not fit the table"},
-		{"bad value", []string{"load", bad, "--table", "x1", "--infer-rows", "1", "--server", srv.FlightAddr}, 1, "not-a-number"},
+		{"bad value", []string{"load", bad, "--table", "x1", "--server", srv.FlightAddr}, 1, "Could not convert string 'not-a-number' to INT64"},
+		{"bad value, schema given", []string{"load", paths[3], bad, "--table", "x1", "--schema-from", paths[0], "--server", srv.FlightAddr}, 1, "'not-a-number'"},
+		{"malformed CSV", []string{"load", ragged, "--table", "x1", "--server", srv.FlightAddr}, 1, "CSV Error on Line: 3; Original Line: 2,y; Expected Number of Columns: 3 Found: 2"},
+		{"value does not fit the table", []string{"load", textID, "--table", "t1", "--mode", "append", "--server", srv.FlightAddr}, 1, "'abc'"},
+		{"bad infer-rows", []string{"load", paths[0], "--table", "x", "--infer-rows", "0"}, 2, "--infer-rows"},
+		{"missing schema file", []string{"load", paths[0], "--table", "x", "--schema-from", filepath.Join(dir, "gone.csv")}, 2, "bad --schema-from"},
 		{"no server", []string{"load", paths[0], "--table", "x", "--server", "127.0.0.1:1"}, 1, "is quiver serve running"},
 	}
 	for _, tt := range failures {
@@ -203,6 +224,55 @@ func TestLoad_CLI(t *testing.T) {
 	}
 	if got := count("t1"); got != "40000/40000/0" {
 		t.Errorf("t1 after the failures: got %s, want 40000/40000/0", got)
+	}
+	if got := scalar(t, c, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'x1'"); got != "0" {
+		t.Errorf("tables named x1: got %s, want 0", got)
+	}
+}
+
+// scalar runs a one-value query.
+func scalar(t *testing.T, c *client.Client, sql string) string {
+	t.Helper()
+	r, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer r.Release()
+	if !r.Next() {
+		t.Fatalf("%s: no rows (%v)", sql, r.Err())
+	}
+	return strings.Clone(r.RecordBatch().Column(0).ValueStr(0))
+}
+
+// TestLoad_NewUserCSV loads what a new user tried first, which quiver's
+// own CSV reader refused: quoted commas, a doubled quote, a field over
+// two lines, an empty number, and timestamps with and without a zone.
+func TestLoad_NewUserCSV(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{})
+	c := testutil.Dial(t, srv, client.Config{})
+	path := filepath.Join(t.TempDir(), "new.csv")
+	if err := os.WriteFile(path, []byte("id,name,note,amount,ts\n"+
+		"1,\"Smith, John\",\"He said \"\"hi\"\"\",12.5,2024-01-02 03:04:05\n"+
+		"2,Ann,\"line one\nline two\",,2024-01-02T03:04:05Z\n"+
+		"3,Bob,plain,7,2024-01-02 03:04:05+02:00\n"+
+		"4,\"Zoë\",,3.25,2024-03-04 05:06:07\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runQuiver(t, "load", path, "--table", "people", "--server", srv.FlightAddr)
+	if code != 0 {
+		t.Fatalf("exit status %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "loaded 4 rows") {
+		t.Errorf("summary: got %q", out)
+	}
+	for sql, want := range map[string]string{
+		"SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'people'": "id BIGINT, name VARCHAR, note VARCHAR, amount DOUBLE, ts TIMESTAMP WITH TIME ZONE",
+		"SELECT string_agg(name || '|' || coalesce(note, 'NULL') || '|' || coalesce(amount::VARCHAR, 'NULL') || '|' || ts::VARCHAR, ';' ORDER BY id) FROM people": "Smith, John|He said \"hi\"|12.5|2024-01-02 03:04:05+00;" +
+			"Ann|line one\nline two|NULL|2024-01-02 03:04:05+00;Bob|plain|7.0|2024-01-02 01:04:05+00;Zoë|NULL|3.25|2024-03-04 05:06:07+00",
+	} {
+		if got := scalar(t, c, sql); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", sql, got, want)
+		}
 	}
 }
 
@@ -256,5 +326,91 @@ func TestHumanCount(t *testing.T) {
 		if got := humanCount(n); got != want {
 			t.Errorf("humanCount(%d): got %s, want %s", n, got, want)
 		}
+	}
+}
+
+// shellExpand does what sh does to a README command's words beyond
+// shellWords: `> FILE` redirects stdout, and a word with a * that names
+// files is those files.
+func shellExpand(words []string) (args []string, stdoutFile string) {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w == ">" && i == len(words)-2 {
+			return args, words[i+1]
+		}
+		if m, _ := filepath.Glob(w); strings.Contains(w, "*") && len(m) > 0 {
+			args = append(args, m...)
+			continue
+		}
+		args = append(args, w)
+	}
+	return args, ""
+}
+
+// TestReadme_LoadAndQueryAsWritten runs the README's quiver load and
+// quiver query commands exactly as written, in a scratch directory
+// holding the files they name, against a server with an orders table.
+func TestReadme_LoadAndQueryAsWritten(t *testing.T) {
+	var cmds []string
+	for _, c := range readmeCommands(t, "quiver ") {
+		if (strings.HasPrefix(c, "quiver load ") || strings.HasPrefix(c, "quiver query ")) && !strings.Contains(c, "--server") {
+			cmds = append(cmds, c)
+		}
+	}
+	if len(cmds) < 4 {
+		t.Fatalf("found %d load and query commands in the README, want at least 4", len(cmds))
+	}
+	srv := testutil.StartServer(t, server.Config{})
+	c := testutil.Dial(t, srv, client.Config{})
+	if _, err := c.Exec(context.Background(), "CREATE TABLE orders AS SELECT i AS id, ['new', 'paid', 'shipped'][i % 3 + 1] AS status, i * 1.5 AS total FROM range(10000) t(i)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("QUIVER_SERVER", srv.FlightAddr)
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("events", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, part := range []string{"id < 5000", "id >= 5000"} {
+		if code, _, errOut := runQuiver(t, "query", "SELECT * FROM orders WHERE "+part, "-o", fmt.Sprintf("events/part-%d.parquet", i)); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	if err := os.WriteFile("data.csv", []byte("id,status,total\n1,paid,1.5\n2,\"new, again\",3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("more.ndjson", []byte(`{"id": 3, "status": "paid", "total": 4.5}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range cmds {
+		t.Logf("README: %s", line)
+		args, redirect := shellExpand(shellWords(t, line))
+		code, out, errOut := runQuiver(t, args[1:]...)
+		if code != 0 {
+			t.Fatalf("%s: exit status %d: %s", line, code, errOut)
+		}
+		if redirect != "" {
+			if err := os.WriteFile(redirect, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for sql, want := range map[string]string{
+		"SELECT count(*) FROM events":                         "10000",
+		"SELECT count(*) FROM t":                              "3",
+		"SELECT count(*) FROM read_parquet('orders.parquet')": "10000",
+	} {
+		if strings.Contains(sql, "orders.parquet") {
+			// The server cannot reach files: read it back with quiver load.
+			if code, _, errOut := runQuiver(t, "load", "orders.parquet", "--table", "back"); code != 0 {
+				t.Fatal(errOut)
+			}
+			sql = "SELECT count(*) FROM back"
+		}
+		if got := scalar(t, c, sql); got != want {
+			t.Errorf("%s: got %s, want %s", sql, got, want)
+		}
+	}
+	if b, err := os.ReadFile("orders.csv"); err != nil || !strings.HasPrefix(string(b), "id,status,total\n") || strings.Count(string(b), "\n") != 10001 {
+		t.Errorf("orders.csv: %v, %d lines", err, strings.Count(string(b), "\n"))
 	}
 }

@@ -68,7 +68,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := c.new().Run(ctx, args[1:])
+	err := runVerb(ctx, c.new(), args[1:])
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -82,6 +82,18 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], err)
 		return 1
 	}
+}
+
+// runVerb runs a verb and turns a panic in it into an error, so that no
+// data, however odd, ends the CLI with a Go stack trace. Panics on other
+// goroutines are not caught: the code that starts a goroutine owns them.
+func runVerb(ctx context.Context, cmd command, args []string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("stopped by a bug in quiver: %v; please report it with the command that caused it", p)
+		}
+	}()
+	return cmd.Run(ctx, args)
 }
 
 func verbs() []string {

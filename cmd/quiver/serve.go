@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime/debug"
 	"strings"
@@ -292,7 +293,8 @@ func printHints(srv *server.Server, cfg server.Config) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nquiver is ready (database %s)\n", cfg.DB)
-	fmt.Fprintf(&b, "  quiver CLI : quiver query --server %s \"SELECT 42\"\n", srv.FlightAddr)
+	cli := cliName()
+	fmt.Fprintf(&b, "  quiver CLI : %s query --server %s \"SELECT 42\"\n", cli, srv.FlightAddr)
 	fmt.Fprintf(&b, "  Python ADBC: adbc_driver_flightsql.dbapi.connect(\"%s://%s\")\n", scheme, srv.FlightAddr)
 	fmt.Fprintf(&b, "  JDBC       : jdbc:arrow-flight-sql://%s:%s/?%s\n", host, port, jdbcTLS)
 	if srv.MySQLAddr != "" {
@@ -307,12 +309,33 @@ func printHints(srv *server.Server, cfg server.Config) {
 		fmt.Fprintf(&b, "  metrics    : http://%s/metrics\n", srv.HTTPAddr)
 	}
 	if user == "" {
-		b.WriteString("  auth       : off (loopback only); add users with quiver user add NAME --users-file FILE and serve with --users-file FILE to require it\n")
+		fmt.Fprintf(&b, "  auth       : off (loopback only); add users with %s user add NAME --users-file FILE and serve with --users-file FILE to require it\n", cli)
 	}
 	if cfg.Demo {
 		b.WriteString("  demo data  : customers, products, orders; e.g. SELECT status, count(*), sum(quantity) FROM orders GROUP BY 1\n")
 	}
 	fmt.Fprint(stderr, b.String())
+}
+
+// cliName is how to run this binary as the hints print it: quiver when
+// the PATH finds this binary under that name (make install), else the
+// path it was started by (./bin/quiver after make run).
+func cliName() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "quiver"
+	}
+	if p, err := exec.LookPath("quiver"); err == nil {
+		a, aerr := os.Stat(p)
+		b, berr := os.Stat(self)
+		if aerr == nil && berr == nil && os.SameFile(a, b) {
+			return "quiver"
+		}
+	}
+	if strings.ContainsRune(os.Args[0], os.PathSeparator) {
+		return os.Args[0]
+	}
+	return self
 }
 
 // parsePeers reads --peers: HOST:PORT,HOST:PORT or @FILE with one address

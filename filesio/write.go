@@ -1,0 +1,149 @@
+package filesio
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/quiverdata/quiver/engine"
+)
+
+// WriteFormats are the formats WriteFile and Write write.
+var WriteFormats = []string{"csv", "json", "parquet"}
+
+// copyOptions are COPY's options for each format. JSON is one object per
+// line. Parquet is zstd-compressed, in DuckDB's row groups of 122,880
+// rows. quiver renames files into place itself, so DuckDB's own
+// temporary file is off.
+var copyOptions = map[string]string{
+	"csv":     "FORMAT csv, HEADER true, USE_TMP_FILE false",
+	"json":    "FORMAT json, USE_TMP_FILE false",
+	"parquet": "FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false",
+}
+
+// WriteFile writes every batch of r to path in format (csv, json or
+// parquet) and returns once the file is complete. It writes a temporary
+// file beside path and renames it to path only when COPY succeeded, so a
+// failure leaves nothing behind, and an existing file at path stays as it
+// was. When r fails, its error is returned.
+func WriteFile(ctx context.Context, r array.RecordReader, path, format string) error {
+	opts, err := optionsFor(format)
+	if err != nil {
+		return err
+	}
+	p, err := CreatePending(path)
+	if err != nil {
+		return err
+	}
+	name := p.Name()
+	if err := p.File.Close(); err != nil { // DuckDB opens it by name
+		p.Abort()
+		return err
+	}
+	if err := copyTo(ctx, r, name, opts); err != nil {
+		p.Abort()
+		if rerr := r.Err(); rerr != nil {
+			return rerr
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return p.Commit()
+}
+
+// Write streams every batch of r to w in format (csv, json or parquet).
+// DuckDB writes into a pipe that a goroutine copies to w; Write returns
+// once both are done. If w fails, the write stops with w's error.
+func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string) error {
+	opts, err := optionsFor(format)
+	if err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", format, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(w, pr)
+		if err != nil {
+			cancel()                // stop DuckDB,
+			io.Copy(io.Discard, pr) // which must not block on a full pipe meanwhile
+		}
+		pr.Close()
+		copied <- err
+	}()
+	err = copyTo(ctx, r, fmt.Sprintf("/dev/fd/%d", pw.Fd()), opts)
+	pw.Close()
+	if werr := <-copied; werr != nil {
+		return fmt.Errorf("write %s output: %w", format, werr)
+	}
+	return err
+}
+
+func optionsFor(format string) (string, error) {
+	opts, ok := copyOptions[format]
+	if !ok {
+		return "", fmt.Errorf("cannot write %q: use %s", format, strings.Join(WriteFormats, ", "))
+	}
+	return opts, nil
+}
+
+// outView is the name r's batches have in DuckDB.
+const outView = "quiver_out"
+
+// copyTo writes r's batches to dest with DuckDB's COPY, in an in-memory
+// database of its own.
+func copyTo(ctx context.Context, r array.RecordReader, dest, opts string) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return fmt.Errorf("start DuckDB to write: %w", err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("start DuckDB to write: %w", err)
+	}
+	defer conn.Close()
+	// TIMESTAMP WITH TIME ZONE is written in UTC, as the server gives it.
+	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
+		return fmt.Errorf("start DuckDB to write: %w", err)
+	}
+	err = conn.Raw(func(dc any) error {
+		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		release, err := a.RegisterView(r, outView)
+		if err != nil {
+			return fmt.Errorf("%w: DuckDB cannot scan the schema %s", err, r.Schema())
+		}
+		defer release()
+		_, err = dc.(driver.ExecerContext).ExecContext(ctx,
+			"COPY (SELECT * FROM "+outView+") TO "+engine.QuoteString(dest)+" ("+opts+")", nil)
+		return err
+	})
+	if rerr := r.Err(); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return errors.New(duckMessage(err.Error()))
+	}
+	return nil
+}
+
+// Writes reports whether WriteFile and Write write format.
+func Writes(format string) bool { return slices.Contains(WriteFormats, format) }
