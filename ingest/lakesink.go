@@ -483,8 +483,8 @@ func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, alias, 
 // errCopyParquet wraps the errors of DuckDB's side of copyParquet.
 var errCopyParquet = errors.New("DuckDB's COPY to Parquet")
 
-// copyParquet has DuckDB write the rows of src matching where as zstd
-// Parquet files under tmp, one per partition of the table's spec (or one
+// copyParquet has DuckDB write the rows of src matching where as Parquet
+// files compressed with the table's codec under tmp, one per partition of the table's spec (or one
 // for an unpartitioned table), every column labelled with its Iceberg
 // field id, and uploads them to the table. It returns nil files and no
 // error when the table has a column type this path does not handle.
@@ -534,14 +534,23 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 	}
 	defer os.RemoveAll(tmp)
 
-	// zstd at level 1 unless the table sets another: in DuckDB it took
-	// 10 to 35% less CPU than its default level 3, for files no larger on
-	// the ingest benchmark's rows.
-	level, ok := t.ice.CompressionLevel()
+	// The table's codec (write.parquet.compression-codec, zstd when
+	// unset); a codec DuckDB does not write sends the rows through
+	// iceberg-go. zstd at level 1 unless the table sets another: in
+	// DuckDB it took 10 to 35% less CPU than its default level 3, for
+	// files no larger on the ingest benchmark's rows.
+	codec, ok := t.ice.CompressionCodec()
 	if !ok {
-		level = 1
+		return nil, nil
 	}
-	opts := []string{"FORMAT parquet", "COMPRESSION zstd", fmt.Sprintf("COMPRESSION_LEVEL %d", level), "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
+	opts := []string{"FORMAT parquet", "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
+	if codec == "zstd" {
+		level, ok := t.ice.CompressionLevel()
+		if !ok {
+			level = 1
+		}
+		opts = append(opts, fmt.Sprintf("COMPRESSION_LEVEL %d", level))
+	}
 	rowsSQL := "(" + src + " WHERE " + where + ")"
 	target := filepath.Join(tmp, "data.parquet")
 	if len(t.partition) > 0 {

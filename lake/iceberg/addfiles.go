@@ -329,6 +329,26 @@ func DuckDBPartitionKey(f PartitionField, col string) (string, bool) {
 	return "", false
 }
 
+// CompressionCodec returns the table's write.parquet.compression-codec,
+// as last loaded, as DuckDB's COPY … (FORMAT parquet) names it: zstd (the
+// default, as in Iceberg), snappy, gzip, brotli, lz4_raw (Iceberg's lz4)
+// or uncompressed. ok is false for a codec DuckDB does not write.
+func (t *Table) CompressionCodec() (codec string, ok bool) {
+	v, set := t.current().Properties()[table.ParquetCompressionKey]
+	if !set {
+		return "zstd", true
+	}
+	switch c := strings.ToLower(strings.TrimSpace(v)); c {
+	case "zstd", "snappy", "gzip", "brotli", "uncompressed":
+		return c, true
+	case "lz4", "lz4_raw":
+		return "lz4_raw", true
+	case "none":
+		return "uncompressed", true
+	}
+	return "", false
+}
+
 // CompressionLevel returns the table's write.parquet.compression-level,
 // as last loaded, and whether it is set.
 func (t *Table) CompressionLevel() (int, bool) {
