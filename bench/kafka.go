@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 
+	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 )
@@ -33,7 +34,7 @@ type KafkaConfig struct {
 // rows (seeds/003).
 func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b, err := ingest.NewBench(ctx, ingest.BenchConfig{
+	b, err := stages.New(ctx, stages.Config{
 		Messages: cfg.Messages, Partitions: cfg.Partitions, Flat: cfg.Flat, Brokers: cfg.Brokers, Logger: quiet,
 		Decoders: cfg.Decoders, Inserters: cfg.Inserters,
 		NewSource: func(brokers []string, topic, group string) (ingest.Source, error) {
@@ -45,9 +46,9 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 		return nil, fmt.Errorf("prepare kafka bench: %w", err)
 	}
 	defer b.Close()
-	stages := []string{ingest.StageConsume, ingest.StageDecode, ingest.StageInsert, ingest.StageNative, ingest.StagePipeline}
-	cs := make([]Contender, len(stages))
-	for i, st := range stages {
+	names := []string{stages.Consume, stages.Decode, stages.Insert, stages.Native, stages.Pipeline}
+	cs := make([]Contender, len(names))
+	for i, st := range names {
 		cs[i] = Contender{Name: st, Run: func() (Sample, error) {
 			res, err := b.Run(ctx, st)
 			return Sample{Dur: res.Duration, Bytes: res.Bytes, Rows: res.Rows, CPU: res.CPU}, err

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/lake"
@@ -114,9 +115,9 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) 
 	}
 	defer cluster.Close()
 	brokers := cluster.ListenAddrs()
-	data, err := ingest.NewBench(ctx, ingest.BenchConfig{
+	data, err := stages.New(ctx, stages.Config{
 		Messages: cfg.Messages, Partitions: cfg.Partitions, Flat: true, Brokers: brokers,
-		Stages: []string{ingest.StageConsume}, Logger: log,
+		Stages: []string{stages.Consume}, Logger: log,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("prepare lake bench: %w", err)

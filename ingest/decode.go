@@ -64,6 +64,35 @@ func newSchemas(md protoreflect.MessageDescriptor, normalize string) (schemas, e
 	return d.schemas, nil
 }
 
+// Decoder is the pipeline's decode stage on its own: it turns messages
+// into the records a Pipeline inserts, for a caller that decodes without
+// Kafka or DuckDB (a benchmark of the stage, say). The main and normalized
+// records end with the _partition, _offset and _timestamp columns; a
+// message that does not decode becomes a dead letter. A Decoder belongs
+// to one goroutine.
+type Decoder struct{ bd *batchDecoder }
+
+// NewDecoder returns a decoder of messages of type md that allocates from
+// mem. A non-empty normalize is a normalizer spec, as Config.Normalize.
+func NewDecoder(md protoreflect.MessageDescriptor, normalize string, mem memory.Allocator) (*Decoder, error) {
+	bd, err := newBatchDecoder(md, normalize, mem)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{bd: bd}, nil
+}
+
+// Decode decodes every message of chunks into the main, normalized and
+// dead-letter records; each is nil when it has no rows. The caller
+// releases the others.
+func (d *Decoder) Decode(chunks []Chunk) (main, norm, dead arrow.RecordBatch) {
+	dec := d.bd.decode(&batchJob{chunks: chunks})
+	return dec.main, dec.norm, dec.dead
+}
+
+// Release frees the decoder's builders.
+func (d *Decoder) Release() { d.bd.release() }
+
 // batchDecoder turns whole batches into records. It belongs to one
 // decoder goroutine.
 type batchDecoder struct {

@@ -37,9 +37,11 @@ type Report struct {
 	DuckDBFilesMB   int64 // their total size
 	FileAvgDuration time.Duration
 
-	// firstDelivery and lastCommit bound the busy part of the run, for
-	// benchmarks.
-	firstDelivery, lastCommit time.Time
+	// FirstDelivery and LastCommit bound the busy part of the run: the
+	// first message delivered and the last batch committed (zero until
+	// then). Rates over them leave out joining the consumer group and
+	// waiting for IdleExit, as a benchmark wants.
+	FirstDelivery, LastCommit time.Time
 }
 
 // finish fills the duration and rates from the counts.

@@ -44,8 +44,10 @@ func withMeta(s *arrow.Schema) (*arrow.Schema, error) {
 	return arrow.NewSchema(append(append([]arrow.Field{}, s.Fields()...), metaFields...), nil), nil
 }
 
-// createTableSQL is the DDL for a table holding rows of schema s.
-func createTableSQL(table string, s *arrow.Schema) (string, error) {
+// CreateTableSQL is the CREATE TABLE IF NOT EXISTS statement the pipeline
+// makes its tables with, for a table holding rows of schema s (a
+// Decoder's records, say), with DuckDB's type for each Arrow column.
+func CreateTableSQL(table string, s *arrow.Schema) (string, error) {
 	cols := make([]string, s.NumFields())
 	for i, f := range s.Fields() {
 		t, err := sqlType(f.Type)

@@ -111,7 +111,7 @@ func (s *store) init(ctx context.Context) error {
 		if t.sc == nil {
 			continue
 		}
-		ddl, err := createTableSQL(t.name, t.sc)
+		ddl, err := CreateTableSQL(t.name, t.sc)
 		if err != nil {
 			return fmt.Errorf("init table %s: %w", t.name, err)
 		}

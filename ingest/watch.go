@@ -34,10 +34,10 @@ func (p *Pipeline) report() Report {
 		r.DuckDBFiles, r.DuckDBFilesMB, r.FileAvgDuration = files, bytes>>20, avg
 	}
 	if n := p.firstMsg.Load(); n != 0 {
-		r.firstDelivery = time.Unix(0, n)
+		r.FirstDelivery = time.Unix(0, n)
 	}
 	if n := p.lastCommit.Load(); n != 0 {
-		r.lastCommit = time.Unix(0, n)
+		r.LastCommit = time.Unix(0, n)
 	}
 	r.finish(time.Now())
 	return r

@@ -1,4 +1,4 @@
-package ingest
+package stages
 
 import (
 	"context"
@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest"
 )
 
 // produce writes the messages to the benchmark topic.
@@ -57,15 +59,15 @@ func (e *Bench) produce(ctx context.Context) error {
 }
 
 // consume reads the whole topic with a plain consumer.
-func (e *Bench) consume(ctx context.Context) (StageResult, error) {
+func (e *Bench) consume(ctx context.Context) (Result, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.ConsumeTopics(e.topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	defer cl.Close()
 	t := time.Now()
-	st := StageResult{Name: StageConsume, start: t}
+	st := Result{Name: Consume, start: t}
 	for st.Rows < int64(len(e.values)) {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {
@@ -81,13 +83,14 @@ func (e *Bench) consume(ctx context.Context) (StageResult, error) {
 }
 
 // decode turns the messages into Arrow batches with Decoders goroutines,
-// keeping the records for the insert stage.
-func (e *Bench) decode() (StageResult, error) {
+// each with its own ingest.Decoder, keeping the main records for the
+// insert stage.
+func (e *Bench) decode() (Result, error) {
 	for _, r := range e.records {
 		r.Release()
 	}
 	e.records = nil
-	jobs := make(chan *batchJob)
+	jobs := make(chan []ingest.Chunk)
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -95,14 +98,14 @@ func (e *Bench) decode() (StageResult, error) {
 	)
 	normalize := ""
 	if e.cfg.Normalize {
-		normalize = BenchNormalize
+		normalize = NormalizeSpec
 	}
 	t := time.Now()
 	for range e.cfg.Decoders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bd, err := newBatchDecoder(e.md, normalize, memory.NewGoAllocator())
+			dec, err := ingest.NewDecoder(e.md, normalize, memory.NewGoAllocator())
 			if err != nil {
 				mu.Lock()
 				firstErr = err
@@ -111,33 +114,36 @@ func (e *Bench) decode() (StageResult, error) {
 				}
 				return
 			}
-			defer bd.release()
-			for job := range jobs {
-				d := bd.decode(job)
-				mu.Lock()
-				if d.main != nil {
-					d.main.Retain()
-					e.records = append(e.records, d.main)
+			defer dec.Release()
+			for chunks := range jobs {
+				main, norm, dead := dec.Decode(chunks)
+				if main != nil {
+					mu.Lock()
+					e.records = append(e.records, main)
+					mu.Unlock()
 				}
-				mu.Unlock()
-				d.release()
+				for _, r := range []arrow.RecordBatch{norm, dead} {
+					if r != nil {
+						r.Release()
+					}
+				}
 			}
 		}()
 	}
 	for i := 0; i < len(e.values); i += e.cfg.BatchRows {
 		end := min(i+e.cfg.BatchRows, len(e.values))
-		msgs := make([]Message, end-i)
+		msgs := make([]ingest.Message, end-i)
 		for k := range msgs {
-			msgs[k] = Message{Offset: int64(i + k), Timestamp: t, Value: e.values[i+k]}
+			msgs[k] = ingest.Message{Offset: int64(i + k), Timestamp: t, Value: e.values[i+k]}
 		}
-		jobs <- &batchJob{chunks: []Chunk{{Topic: e.topic, Messages: msgs}}, msgs: len(msgs)}
+		jobs <- []ingest.Chunk{{Topic: e.topic, Messages: msgs}}
 	}
 	close(jobs)
 	wg.Wait()
 	if firstErr != nil {
-		return StageResult{}, firstErr
+		return Result{}, firstErr
 	}
-	return StageResult{Name: StageDecode, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
+	return Result{Name: Decode, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // openBenchDB opens a fresh database file in the bench directory.
@@ -152,29 +158,30 @@ func (e *Bench) openBenchDB(ctx context.Context, name string) (*engine.DB, error
 }
 
 // insert inserts the decoded batches into a fresh table t with Inserters
-// connections, one InsertArrow per batch. The database stays for native.
-func (e *Bench) insert(ctx context.Context) (StageResult, error) {
+// connections, one InsertArrow per batch, as the pipeline commits them.
+// The database stays for native.
+func (e *Bench) insert(ctx context.Context) (Result, error) {
 	if len(e.records) == 0 {
 		if _, err := e.decode(); err != nil {
-			return StageResult{}, err
+			return Result{}, err
 		}
 	}
 	db, err := e.openBenchDB(ctx, "insert.duckdb")
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
-	ddl, err := createTableSQL("t", e.records[0].Schema())
+	ddl, err := ingest.CreateTableSQL("t", e.records[0].Schema())
 	if err == nil {
 		_, err = conn.Exec(ctx, ddl)
 	}
 	conn.Release()
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	work := make(chan arrow.RecordBatch)
 	errs := make(chan error, e.cfg.Inserters)
@@ -209,44 +216,61 @@ func (e *Bench) insert(ctx context.Context) (StageResult, error) {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
-	return StageResult{Name: StageInsert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
+	return Result{Name: Insert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
+}
+
+// insertRecord inserts rec into table by column name, as the pipeline
+// inserts a batch.
+func insertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
+	sc := rec.Schema()
+	cols := make([]string, sc.NumFields())
+	for i, f := range sc.Fields() {
+		cols[i] = f.Name
+	}
+	rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	_, err = conn.InsertArrow(ctx, engine.QuoteIdent(table), cols, rdr)
+	return err
 }
 
 // native times DuckDB copying the inserted table into another one.
-func (e *Bench) native(ctx context.Context) (StageResult, error) {
+func (e *Bench) native(ctx context.Context) (Result, error) {
 	db, err := engine.Open(ctx, engine.Options{Path: filepath.Join(e.dir, "insert.duckdb"), AllowedDirs: []string{e.dir}})
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t2; CREATE TABLE t2 AS SELECT * FROM t LIMIT 0"); err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
 	t := time.Now()
 	n, err := conn.Exec(ctx, "INSERT INTO t2 SELECT * FROM t")
 	if err != nil {
-		return StageResult{}, err
+		return Result{}, err
 	}
-	return StageResult{Name: StageNative, Rows: n, Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
+	return Result{Name: Native, Rows: n, Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // pipeline runs the whole pipeline on the topic with a fresh group and
 // times it from the first delivered message to the last commit.
-func (e *Bench) pipeline(ctx context.Context) (StageResult, Report, error) {
+func (e *Bench) pipeline(ctx context.Context) (Result, ingest.Report, error) {
 	path := filepath.Join(e.dir, "pipeline.duckdb")
 	for _, p := range []string{path, path + ".wal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return StageResult{}, Report{}, err
+			return Result{}, ingest.Report{}, err
 		}
 	}
-	cfg := Config{
+	cfg := ingest.Config{
 		DBPath: path, Table: "bench", Message: e.md,
 		BatchRows: e.cfg.BatchRows, Decoders: e.cfg.Decoders, Inserters: e.cfg.Inserters,
 		// The default flush interval, so batches fill to row groups as
@@ -254,30 +278,30 @@ func (e *Bench) pipeline(ctx context.Context) (StageResult, Report, error) {
 		IdleExit: time.Second, ReportInterval: -1, Logger: e.log,
 	}
 	if e.cfg.Normalize {
-		cfg.Normalize = BenchNormalize
+		cfg.Normalize = NormalizeSpec
 	}
-	p, err := New(cfg)
+	p, err := ingest.New(cfg)
 	if err != nil {
-		return StageResult{}, Report{}, err
+		return Result{}, ingest.Report{}, err
 	}
 	src, err := e.cfg.NewSource(e.brokers, e.topic, fmt.Sprintf("%s-%d", e.topic, time.Now().UnixNano()))
 	if err != nil {
-		return StageResult{}, Report{}, err
+		return Result{}, ingest.Report{}, err
 	}
 	rep, err := p.Run(ctx, flushAtEnd{Source: src, total: int64(len(e.values))})
 	if err != nil {
-		return StageResult{}, rep, err
+		return Result{}, rep, err
 	}
 	if rep.Records != int64(len(e.values)) {
-		return StageResult{}, rep, fmt.Errorf("pipeline committed %d of %d messages", rep.Records, len(e.values))
+		return Result{}, rep, fmt.Errorf("pipeline committed %d of %d messages", rep.Records, len(e.values))
 	}
-	d := rep.lastCommit.Sub(rep.firstDelivery)
+	d := rep.LastCommit.Sub(rep.FirstDelivery)
 	// Rates over the busy time, not the group join and idle exit.
 	rep.Duration = d
 	rep.RecordsPerSecond = float64(rep.Records) / d.Seconds()
 	rep.TotalRowsPerSecond = float64(rep.Records+rep.NormRecords) / d.Seconds()
 	rep.TransferRate = float64(rep.Bytes) / d.Seconds()
-	return StageResult{Name: StagePipeline, Rows: rep.Records, Bytes: rep.Bytes, Duration: d, start: rep.firstDelivery}, rep, nil
+	return Result{Name: Pipeline, Rows: rep.Records, Bytes: rep.Bytes, Duration: d, start: rep.FirstDelivery}, rep, nil
 }
 
 // flushAtEnd asks for a flush once the whole topic is delivered, so the
@@ -287,30 +311,30 @@ func (e *Bench) pipeline(ctx context.Context) (StageResult, Report, error) {
 // batches to its write-ahead log and compresses them only at the
 // checkpoint, outside the measured time.
 type flushAtEnd struct {
-	Source
+	ingest.Source
 	total int64
 }
 
 // Clients passes on the source's client count for the report.
 func (f flushAtEnd) Clients() int {
-	if cc, ok := f.Source.(ClientCounter); ok {
+	if cc, ok := f.Source.(ingest.ClientCounter); ok {
 		return cc.Clients()
 	}
 	return 1
 }
 
-func (f flushAtEnd) Run(ctx context.Context, h Handler) error {
+func (f flushAtEnd) Run(ctx context.Context, h ingest.Handler) error {
 	return f.Source.Run(ctx, &countingHandler{Handler: h, total: f.total})
 }
 
 type countingHandler struct {
-	Handler
+	ingest.Handler
 	total   int64
 	n       atomic.Int64
 	flushed sync.Once
 }
 
-func (c *countingHandler) Deliver(ctx context.Context, chunks []Chunk) error {
+func (c *countingHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error {
 	var n int64
 	for _, ch := range chunks {
 		n += int64(len(ch.Messages))

@@ -1,4 +1,12 @@
-package ingest
+// Package stages measures the ingest pipeline one stage at a time, for
+// `quiver bench kafka`: Kafka to memory, Protobuf to Arrow, Arrow into
+// DuckDB, DuckDB's native INSERT … SELECT of the same rows as the
+// baseline, and the whole pipeline, over a topic of generated messages
+// (bench.proto). It drives package ingest from outside, through what
+// ingest exports: its Decoder for the decode stage, CreateTableSQL and
+// engine's InsertArrow for the insert stage, and a Pipeline over a Kafka
+// source for the pipeline stage.
+package stages
 
 import (
 	"context"
@@ -7,8 +15,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -17,47 +27,51 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 )
 
-//go:embed benchdata/bench.proto
+//go:embed bench.proto
 var benchProto []byte
 
 // Message types of the benchmark schemas.
 const (
-	// BenchMessage has 14 fields, one a LIST<STRUCT<..., LIST<STRUCT>>>,
+	// NestedMessage has 14 fields, one a LIST<STRUCT<..., LIST<STRUCT>>>,
 	// like the Quacfka workload.
-	BenchMessage = "quiver.bench.BidRequest"
-	// BenchFlatMessage has 14 scalar fields.
-	BenchFlatMessage = "quiver.bench.Flat14"
+	NestedMessage = "quiver.bench.BidRequest"
+	// FlatMessage has 14 scalar fields.
+	FlatMessage = "quiver.bench.Flat14"
 )
 
-// BenchNormalize is the normalizer spec the benchmark uses: one flat row
+// NormalizeSpec is the normalizer spec the benchmark uses: one flat row
 // per deal.
-const BenchNormalize = "id, user_id, country, device, publisher_id, imps[].id AS imp_id, imps[].bid_floor AS bid_floor, " +
+const NormalizeSpec = "id, user_id, country, device, publisher_id, imps[].id AS imp_id, imps[].bid_floor AS bid_floor, " +
 	"imps[].deals[].id AS deal_id, imps[].deals[].price AS price, at"
 
-// Stage names of RunBench.
+// Stage names, in the order Run measures them.
 const (
-	StageConsume  = "consume"  // Kafka to memory, nothing else
-	StageDecode   = "decode"   // Protobuf to Arrow, Decoders goroutines
-	StageInsert   = "insert"   // Arrow into DuckDB, Inserters connections
-	StageNative   = "native"   // DuckDB's INSERT INTO t2 SELECT * FROM t, the baseline
-	StagePipeline = "pipeline" // Kafka to DuckDB through the whole pipeline
+	Consume  = "consume"  // Kafka to memory, nothing else
+	Decode   = "decode"   // Protobuf to Arrow, Decoders goroutines
+	Insert   = "insert"   // Arrow into DuckDB, Inserters connections
+	Native   = "native"   // DuckDB's INSERT INTO t2 SELECT * FROM t, the baseline
+	Pipeline = "pipeline" // Kafka to DuckDB through the whole pipeline
 )
 
-// BenchConfig configures RunBench. Zero values take the defaults noted.
-type BenchConfig struct {
+// all is every stage, in order.
+var all = []string{Consume, Decode, Insert, Native, Pipeline}
+
+// Config configures a Bench. Zero values take the defaults noted.
+type Config struct {
 	// Messages is how many messages each stage moves (1,000,000).
 	Messages int
 	// Partitions of the benchmark topic (8).
 	Partitions int32
-	// BatchRows, Decoders and Inserters as in Config.
+	// BatchRows, Decoders and Inserters as in ingest.Config.
 	BatchRows, Decoders, Inserters int
-	// Flat uses BenchFlatMessage instead of the nested BenchMessage.
+	// Flat uses FlatMessage instead of the nested NestedMessage.
 	Flat bool
 	// Normalize also builds (decode) and inserts (pipeline) the
-	// normalized table of BenchNormalize (nested schema only).
+	// normalized table of NormalizeSpec (nested schema only).
 	Normalize bool
 	// Stages to run, in this order: consume, decode, insert, native,
 	// pipeline (all when empty).
@@ -69,13 +83,13 @@ type BenchConfig struct {
 	Dir string
 	// NewSource makes the pipeline stage's source: a consumer of topic in
 	// group (package ingest/kafka provides one). Required for that stage.
-	NewSource func(brokers []string, topic, group string) (Source, error)
+	NewSource func(brokers []string, topic, group string) (ingest.Source, error)
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// StageResult is the measurement of one stage.
-type StageResult struct {
+// Result is the measurement of one stage.
+type Result struct {
 	Name     string
 	Rows     int64 // messages moved (main rows)
 	Bytes    int64 // payload bytes moved
@@ -89,23 +103,23 @@ type StageResult struct {
 
 // Cores is how many cores the process kept busy on average over the
 // stage, or 0 when its CPU time is unknown.
-func (s StageResult) Cores() float64 { return s.CPU.Seconds() / s.Duration.Seconds() }
+func (s Result) Cores() float64 { return s.CPU.Seconds() / s.Duration.Seconds() }
 
 // RowsPerSecond is the stage's message rate.
-func (s StageResult) RowsPerSecond() float64 { return float64(s.Rows) / s.Duration.Seconds() }
+func (s Result) RowsPerSecond() float64 { return float64(s.Rows) / s.Duration.Seconds() }
 
 // MBPerSecond is the stage's payload rate in MB (10^6 bytes) per second.
-func (s StageResult) MBPerSecond() float64 { return float64(s.Bytes) / 1e6 / s.Duration.Seconds() }
+func (s Result) MBPerSecond() float64 { return float64(s.Bytes) / 1e6 / s.Duration.Seconds() }
 
-// BenchResult is what RunBench measured.
-type BenchResult struct {
-	Config   BenchConfig
-	Stages   []StageResult
-	Pipeline *Report // the pipeline stage's report, when it ran
+// Results is what Run measured.
+type Results struct {
+	Config   Config
+	Stages   []Result
+	Pipeline *ingest.Report // the pipeline stage's report, when it ran
 }
 
 // WriteText prints one line per stage, and the pipeline's report.
-func (r BenchResult) WriteText(w io.Writer) error {
+func (r Results) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-9s %12s %10s %10s %14s %10s\n", "stage", "rows", "MB", "seconds", "rows/s", "MB/s")
 	for _, s := range r.Stages {
@@ -125,7 +139,7 @@ func (r BenchResult) WriteText(w io.Writer) error {
 // Bench is a prepared benchmark: the schema, the messages and a filled
 // topic. Run measures one stage at a time; Close frees it all.
 type Bench struct {
-	cfg     BenchConfig
+	cfg     Config
 	log     *slog.Logger
 	md      protoreflect.MessageDescriptor
 	values  [][]byte // the messages, produced to Kafka in this order
@@ -136,7 +150,7 @@ type Bench struct {
 	dir     string
 	cleanup []func()
 
-	lastReport Report
+	lastReport ingest.Report
 }
 
 // Message is the benchmark's message type, for a harness that runs the
@@ -146,19 +160,19 @@ func (b *Bench) Message() protoreflect.MessageDescriptor { return b.md }
 // Topic is the topic the messages were produced to.
 func (b *Bench) Topic() string { return b.topic }
 
-// RunBench measures each stage of the pipeline alone and the whole
-// pipeline on the benchmark schema, so `quiver bench kafka` can print
-// them side by side with DuckDB's native insert rate.
-func RunBench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
-	b, err := NewBench(ctx, cfg)
+// Run measures each stage of the pipeline alone and the whole pipeline
+// on the benchmark schema, to print them side by side with DuckDB's
+// native insert rate.
+func Run(ctx context.Context, cfg Config) (Results, error) {
+	b, err := New(ctx, cfg)
 	if err != nil {
-		return BenchResult{}, err
+		return Results{}, err
 	}
 	defer b.Close()
-	res := BenchResult{Config: b.cfg}
+	res := Results{Config: b.cfg}
 	for _, s := range b.cfg.Stages {
-		if s == StageNative && !slices.Contains(b.cfg.Stages, StageInsert) {
-			if _, err := b.Run(ctx, StageInsert); err != nil { // native copies the inserted table
+		if s == Native && !slices.Contains(b.cfg.Stages, Insert) {
+			if _, err := b.Run(ctx, Insert); err != nil { // native copies the inserted table
 				return res, err
 			}
 		}
@@ -166,7 +180,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if s == StagePipeline {
+		if s == Pipeline {
 			rep := b.lastReport
 			res.Pipeline = &rep
 		}
@@ -175,9 +189,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	return res, nil
 }
 
-// NewBench fills in cfg's defaults, compiles the benchmark schema, makes
-// the messages and produces them to a new topic.
-func NewBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
+// New fills in cfg's defaults, compiles the benchmark schema, makes the
+// messages and produces them to a new topic.
+func New(ctx context.Context, cfg Config) (*Bench, error) {
 	if cfg.Messages <= 0 {
 		cfg.Messages = 1_000_000
 	}
@@ -185,26 +199,26 @@ func NewBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
 		cfg.Partitions = 8
 	}
 	if cfg.BatchRows <= 0 {
-		cfg.BatchRows = DefaultBatchRows
+		cfg.BatchRows = ingest.DefaultBatchRows
 	}
 	if cfg.Decoders <= 0 {
-		cfg.Decoders = defaultDecoders()
+		cfg.Decoders = runtime.GOMAXPROCS(0) // ingest.Config's default
 	}
 	if cfg.Inserters <= 0 {
-		cfg.Inserters = DefaultInserters
+		cfg.Inserters = ingest.DefaultInserters
 	}
 	if len(cfg.Stages) == 0 {
-		cfg.Stages = []string{StageConsume, StageDecode, StageInsert, StageNative, StagePipeline}
+		cfg.Stages = slices.Clone(all)
 	}
 	for _, s := range cfg.Stages {
-		if !slices.Contains([]string{StageConsume, StageDecode, StageInsert, StageNative, StagePipeline}, s) {
+		if !slices.Contains(all, s) {
 			return nil, fmt.Errorf("new bench: unknown stage %q", s)
 		}
 	}
 	if cfg.Flat && cfg.Normalize {
 		return nil, errors.New("new bench: the normalizer spec is for the nested schema")
 	}
-	if slices.Contains(cfg.Stages, StagePipeline) && cfg.NewSource == nil {
+	if slices.Contains(cfg.Stages, Pipeline) && cfg.NewSource == nil {
 		return nil, errors.New("new bench: the pipeline stage needs NewSource")
 	}
 	if cfg.Logger == nil {
@@ -219,27 +233,27 @@ func NewBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
 }
 
 // Config is the configuration with defaults filled in.
-func (e *Bench) Config() BenchConfig { return e.cfg }
+func (e *Bench) Config() Config { return e.cfg }
 
 // Run measures one stage. The insert stage decodes first if decode has not
 // run; native needs insert to have run.
-func (e *Bench) Run(ctx context.Context, stage string) (StageResult, error) {
+func (e *Bench) Run(ctx context.Context, stage string) (Result, error) {
 	var (
-		st  StageResult
+		st  Result
 		err error
 	)
 	clock := startCPUClock()
 	defer clock.Stop()
 	switch stage {
-	case StageConsume:
+	case Consume:
 		st, err = e.consume(ctx)
-	case StageDecode:
+	case Decode:
 		st, err = e.decode()
-	case StageInsert:
+	case Insert:
 		st, err = e.insert(ctx)
-	case StageNative:
+	case Native:
 		st, err = e.native(ctx)
-	case StagePipeline:
+	case Pipeline:
 		st, e.lastReport, err = e.pipeline(ctx)
 	default:
 		err = fmt.Errorf("unknown stage %q", stage)
@@ -266,15 +280,9 @@ func (e *Bench) Close() {
 // Bytes is the payload size of the benchmark messages.
 func (e *Bench) Bytes() int64 { return e.bytes }
 
-func defaultDecoders() int {
-	c := Config{}
-	c, _ = c.withDefaults()
-	return c.Decoders
-}
-
-// newBench does NewBench's work; on error the caller closes what it made.
-func newBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
-	e := &Bench{cfg: cfg, log: cfg.Logger.With("component", "ingest.bench"), topic: fmt.Sprintf("quiver-bench-%d", time.Now().UnixNano())}
+// newBench does New's work; on error the caller closes what it made.
+func newBench(ctx context.Context, cfg Config) (*Bench, error) {
+	e := &Bench{cfg: cfg, log: cfg.Logger.With("component", "bench.stages"), topic: fmt.Sprintf("quiver-bench-%d", time.Now().UnixNano())}
 	tmp, err := os.MkdirTemp("", "quiver-bench-")
 	if err != nil {
 		return e, err
@@ -288,14 +296,14 @@ func newBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
 	if err := os.WriteFile(protoPath, benchProto, 0o644); err != nil {
 		return e, err
 	}
-	name, gen := BenchMessage, benchMessage
+	name, gen := NestedMessage, nestedMessage
 	if cfg.Flat {
-		name, gen = BenchFlatMessage, benchFlatMessage
+		name, gen = FlatMessage, flatMessage
 	}
 	if e.md, err = protoarrow.Compile(ctx, protoPath, nil, name); err != nil {
 		return e, err
 	}
-	e.values, e.bytes = benchValues(e.md, cfg.Messages, gen)
+	e.values, e.bytes = messages(e.md, cfg.Messages, gen)
 	e.cleanup = append(e.cleanup, func() {
 		for _, r := range e.records {
 			r.Release()
@@ -313,3 +321,25 @@ func newBench(ctx context.Context, cfg BenchConfig) (*Bench, error) {
 	}
 	return e, e.produce(ctx)
 }
+
+// underscored formats v with two decimals and _ between thousands, as in
+// 123_686_901.00, as ingest.Report's text does.
+func underscored(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	intPart, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(intPart, "-")
+	intPart = strings.TrimPrefix(intPart, "-")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String() + "." + frac
+	}
+	return b.String() + "." + frac
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

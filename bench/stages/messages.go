@@ -1,4 +1,4 @@
-package ingest
+package stages
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// benchValues makes n messages from a pool of distinct ones.
-func benchValues(md protoreflect.MessageDescriptor, n int, gen func(protoreflect.MessageDescriptor, *rand.Rand, int) []byte) ([][]byte, int64) {
+// messages makes n messages from a pool of distinct ones.
+func messages(md protoreflect.MessageDescriptor, n int, gen func(protoreflect.MessageDescriptor, *rand.Rand, int) []byte) ([][]byte, int64) {
 	const pool = 4096
 	rng := rand.New(rand.NewPCG(1, 2))
 	distinct := make([][]byte, min(pool, n))
@@ -26,8 +26,8 @@ func benchValues(md protoreflect.MessageDescriptor, n int, gen func(protoreflect
 	return out, total
 }
 
-// benchMessage builds one random bid request.
-func benchMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []byte {
+// nestedMessage builds one random bid request.
+func nestedMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []byte {
 	m := dynamicpb.NewMessage(md)
 	f := md.Fields()
 	str := func(name, v string) { m.Set(f.ByName(protoreflect.Name(name)), protoreflect.ValueOfString(v)) }
@@ -76,8 +76,8 @@ func benchMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []by
 	return b
 }
 
-// benchFlatMessage builds one random flat message.
-func benchFlatMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []byte {
+// flatMessage builds one random flat message.
+func flatMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []byte {
 	m := dynamicpb.NewMessage(md)
 	f := md.Fields()
 	set := func(name string, v protoreflect.Value) { m.Set(f.ByName(protoreflect.Name(name)), v) }
