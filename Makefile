@@ -43,11 +43,12 @@ test: deps s3
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
+# 1,000 clients for 5 minutes with kills, slow readers and a restart,
 # the 2M-message exactly-once Kafka test, the lake's kill -9 test on a real
 # S3 server (read back with pyiceberg too when QUIVER_PYTHON names a Python
 # that has it, as .ci/run does after make interop).
 long-test: deps s3
-	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/
+	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/internal/testsvc"
+)
+
+// loadServerFlags are extra quiver serve flags for the load tests, from
+// QUIVER_LOAD_SERVER_FLAGS (e.g. "--max-running 8 --queue-timeout 30s"),
+// so admission control can be switched on without editing the tests.
+func loadServerFlags() []string { return strings.Fields(os.Getenv("QUIVER_LOAD_SERVER_FLAGS")) }
+
+// TestLoad_Short runs 60 clients (48 Flight, 12 MySQL, 6 of them
+// writers) against a real quiver serve with auth on, then 200 aborted
+// streams. It checks what must hold whatever the machine: no errors but
+// documented RESOURCE_EXHAUSTED refusals, every client completed each of
+// its operations, every acknowledged write is in the table once, and the
+// server's goroutines come back after the aborted streams. It asserts
+// nothing about timing.
+func TestLoad_Short(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin := testsvc.QuiverBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := LoadConfig{
+		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
+		Clients: []int{60}, Duration: 12 * time.Second, Idle: 2 * time.Second,
+		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000,
+		// 1M rows (33 MB) outgrow a stream's flow-control window, so the
+		// server is mid-stream when each is cancelled.
+		AbortStreams: 100, AbortRounds: 2, AbortParallel: 20, AbortRows: 1_000_000, Settle: 2 * time.Second,
+	}
+	rep, out, err := loadSuite(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	t.Logf("\n%s", b.String())
+
+	lv := out.levels[0][0]
+	if got, want := [2]int{lv.flight, lv.mysql}, [2]int{48, 12}; got != want {
+		t.Errorf("Flight and MySQL clients %v, want %v", got, want)
+	}
+	if lv.other != 0 {
+		t.Errorf("%d errors other than RESOURCE_EXHAUSTED: %s", lv.other, errorSummary(out.levels))
+	}
+	for i, c := range lv.perClient {
+		for k := opPoint; k <= opFetch; k++ {
+			if c.ops[k] == 0 {
+				t.Errorf("client %d (%s) completed no %s", i, c.proto, opNames[k])
+			}
+		}
+	}
+	if got := lv.ops[opWrite]; got == 0 {
+		t.Errorf("no write completed")
+	}
+	wc := out.writes
+	if wc == nil || wc.acked == 0 || len(wc.lost) != 0 || len(wc.dups) != 0 {
+		t.Errorf("writes %+v: want some acknowledged, none lost or duplicated", wc)
+	}
+
+	a := out.abort
+	if a == nil || len(a.rounds) != cfg.AbortRounds {
+		t.Fatalf("abort step %+v: want %d rounds", a, cfg.AbortRounds)
+	}
+	for _, s := range a.rounds {
+		if s.streams != cfg.AbortStreams || s.other != 0 || s.firstBatch+s.rejected != s.streams {
+			t.Errorf("%s: %d streams, %d first batches, %d rejected, %d errors (%v); want %d streams, each read or rejected",
+				s.step, s.streams, s.firstBatch, s.rejected, s.other, s.examples, cfg.AbortStreams)
+		}
+		if !within(s.goroutines, a.base.goroutines, 0.10, 10) {
+			t.Errorf("%s: server goroutines %d, baseline %d: the aborted streams' goroutines did not end",
+				s.step, s.goroutines, a.base.goroutines)
+		}
+	}
+}
+
+func TestErrClass(t *testing.T) {
+	for _, tt := range []struct {
+		name, proto string
+		err         error
+		class       string
+		rejected    bool
+	}{
+		{"flight exhausted", protoFlight, status.Error(codes.ResourceExhausted, "queue timeout"), "flight ResourceExhausted", true},
+		{"flight exhausted wrapped", protoFlight, fmt.Errorf("query: %w", status.Error(codes.ResourceExhausted, "x")), "flight ResourceExhausted", true},
+		{"flight unavailable", protoFlight, status.Error(codes.Unavailable, "gone"), "flight Unavailable", false},
+		{"flight plain", protoFlight, errors.New("boom"), "flight Unknown", false},
+		{"mysql 1040", protoMySQL, &mysql.MySQLError{Number: 1040}, "mysql 1040", true},
+		{"mysql 1203", protoMySQL, fmt.Errorf("q: %w", &mysql.MySQLError{Number: 1203}), "mysql 1203", true},
+		{"mysql 1105", protoMySQL, &mysql.MySQLError{Number: 1105}, "mysql 1105", false},
+		{"mysql bad conn", protoMySQL, mysql.ErrInvalidConn, "mysql invalid connection", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			class, rejected := errClass(tt.proto, tt.err)
+			if class != tt.class || rejected != tt.rejected {
+				t.Errorf("got %q, %v; want %q, %v", class, rejected, tt.class, tt.rejected)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for _, tt := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := percentile(d, tt.q); got != tt.want {
+			t.Errorf("percentile(%v) = %v, want %v", tt.q, got, tt.want)
+		}
+	}
+	if got := percentile(d[:1], 0.99); got != time.Millisecond {
+		t.Errorf("one sample: got %v", got)
+	}
+	if got := percentile(nil, 0.99); got != 0 {
+		t.Errorf("no samples: got %v", got)
+	}
+}
+
+func TestPicked(t *testing.T) {
+	for _, tt := range []struct {
+		n     int
+		share float64
+		want  int
+	}{{1000, 0.2, 200}, {60, 0.2, 12}, {1, 0.2, 0}, {64, 0.2, 12}, {300, 0.2, 60}, {10, 0, 0}, {10, 1, 10}} {
+		got := 0
+		for i := 0; i < tt.n; i++ {
+			if picked(i, tt.share) {
+				got++
+			}
+		}
+		if got != tt.want {
+			t.Errorf("picked of %d at %v: got %d, want %d", tt.n, tt.share, got, tt.want)
+		}
+	}
+}
+
+func TestParseClients(t *testing.T) {
+	got, err := ParseClients("1, 64,300,1_000")
+	if err != nil || fmt.Sprint(got) != "[1 64 300 1000]" {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "a", "1,,x"} {
+		if _, err := ParseClients(bad); err == nil {
+			t.Errorf("%q: got no error", bad)
+		}
+	}
+}
+
+func TestParseGoroutines(t *testing.T) {
+	m := "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 9\n"
+	if got, err := parseGoroutines([]byte(m)); err != nil || got != 42 {
+		t.Errorf("got %d, %v; want 42", got, err)
+	}
+	if _, err := parseGoroutines([]byte("go_threads 9\n")); err == nil {
+		t.Error("no go_goroutines: got no error")
+	}
+}
+
+func TestCompareWrites(t *testing.T) {
+	acked := map[int64]bool{1: true, 2: true, 3: true}
+	wc := compareWrites(acked, map[int64]int64{1: 1, 3: 2, 4: 1})
+	if fmt.Sprint(wc.lost) != "[2]" || fmt.Sprint(wc.dups) != "[3]" || wc.unacked != 1 || wc.present != 3 || wc.acked != 3 {
+		t.Errorf("got %+v; want 2 lost, 3 duplicated, 4 unacknowledged", wc)
+	}
+}
+
+func TestWindowResult_InRestart(t *testing.T) {
+	t0 := time.Now()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	res := &windowResult{restarts: []restartSpan{{term: at(10), ready: at(20)}}}
+	for _, tt := range []struct {
+		name string
+		err  time.Time
+		ok   time.Time
+		want bool
+	}{
+		{"before", at(5), at(25), false},
+		{"while down", at(15), at(25), true},
+		{"after, before the client's first success", at(22), at(25), true},
+		{"after the client's first success", at(30), at(25), false},
+		{"client never came back", at(40), time.Time{}, true},
+	} {
+		if got := res.inRestart(tt.err, tt.ok); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

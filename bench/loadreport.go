@@ -1,0 +1,366 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Targets of issue #17, checked in the report's last table.
+const (
+	targetRSS          = 1 << 30 // server peak RSS
+	targetP99Ratio     = 10.0    // small p99 under load over idle p99
+	targetFetchRatio   = 0.8     // fetch rows/s at 300 clients over at 64
+	targetAbortPercent = 10.0    // RSS and goroutines after aborted streams, over baseline
+)
+
+// loadReport turns the outcome into tables.
+func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
+	r := &Report{Suite: "load", Reps: cfg.Rounds}
+	var server string
+	if len(flags) > 0 {
+		server = " Server flags: " + strings.Join(flags, " ") + "."
+	}
+	note := fmt.Sprintf("One quiver serve with auth on (users file, Argon2id); clients log in %d at a time, then each loops "+
+		"point lookup, aggregate over %s rows, %s-row fetch read to the end, for %v; %.0f%% MySQL, the rest Flight SQL. "+
+		"Peak RSS is sampled every 100 ms from the first login to the last connection closed.%s",
+		cfg.LoginParallel, fmtRows(cfg.AggRows), fmtRows(cfg.FetchRows), cfg.Duration, 100*cfg.MySQLShare, server)
+	if cfg.WriteShare > 0 {
+		note += fmt.Sprintf(" %.0f%% of the clients also INSERT a row after each read.", 100*cfg.WriteShare)
+	}
+	lv := byLevel(out.levels)
+	idle := byLevel(out.idle)
+
+	tp := &Table{
+		Title: "Load: throughput per level",
+		Note:  note,
+		Columns: []string{"clients", "Flight", "MySQL", "login s", "point/s", "aggregate/s", "fetch/s", "fetch rows/s",
+			"rejected", "errors", "RSS logged in MB", "peak RSS MB"},
+	}
+	lat := &Table{
+		Title: "Load: small-query latency (point + aggregate) against idle, same run",
+		Note: fmt.Sprintf("Idle: one client, small queries only, for %v before each level (Flight and MySQL in the load's proportion). "+
+			"Small queries still running when a window ends count with the time they had taken (cut short).", cfg.Idle),
+		Columns: []string{"clients", "small queries", "cut short", "small p50 ms", "small p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
+	}
+	for i, n := range cfg.Clients {
+		ws, is := lv[i], idle[i]
+		first := ws[0]
+		var rejected, other int
+		var peak, connected int64
+		for _, w := range ws {
+			rejected += w.rejected
+			other += w.other
+			peak = max(peak, w.peakRSS)
+			connected = max(connected, w.rssConnected)
+		}
+		rate := func(k opKind) []float64 { return mapF(ws, func(w *windowResult) float64 { return w.rate(w.ops[k]) }) }
+		rows := mapF(ws, func(w *windowResult) float64 { return w.rate(w.fetchRows) })
+		tp.Rows = append(tp.Rows, []string{fmt.Sprint(n), fmt.Sprint(first.flight), fmt.Sprint(first.mysql),
+			fmt.Sprintf("%.1f", medianF(mapF(ws, func(w *windowResult) float64 { return w.ramp.Seconds() }))),
+			fmtMedRate(rate(opPoint)), fmtMedRate(rate(opAgg)), fmtMedRate(rate(opFetch)), fmtMedRate(rows),
+			fmt.Sprint(rejected), fmt.Sprint(other), fmt.Sprint(connected >> 20), fmt.Sprint(peak >> 20)})
+		tp.Bars = append(tp.Bars, Bar{Group: fmt.Sprintf("%d clients", n), Series: "fetch", Value: medianF(rows) / 1e6, Unit: "M rows/s fetched (all clients)"})
+
+		p50 := mapF(ws, func(w *windowResult) float64 { return msF(w.p50) })
+		p99 := mapF(ws, func(w *windowResult) float64 { return msF(w.p99) })
+		ip50 := mapF(is, func(w *windowResult) float64 { return msF(w.p50) })
+		ip99 := mapF(is, func(w *windowResult) float64 { return msF(w.p99) })
+		ratio := make([]float64, len(ws))
+		for j := range ws {
+			ratio[j] = safeDiv(p99[j], ip99[j])
+		}
+		var smallN, cut int
+		for _, w := range ws {
+			smallN += len(w.small)
+			cut += w.cutShort
+		}
+		lat.Rows = append(lat.Rows, []string{fmt.Sprint(n), fmt.Sprint(smallN), fmt.Sprint(cut), fmtMedMS(p50), fmtMedMS(p99), fmtMedMS(ip50), fmtMedMS(ip99), fmtMedX(ratio)})
+		group := fmt.Sprintf("%d clients", n)
+		lat.Bars = append(lat.Bars,
+			Bar{Group: group, Series: "p99 under load", Value: medianF(p99), Unit: "ms (small-query p99)"},
+			Bar{Group: group, Series: "idle p99", Value: medianF(ip99), Unit: "ms (small-query p99)"})
+
+		cas := fmt.Sprintf("%d clients", n)
+		r.Add("load", cas, Stat{Name: "fetch", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.dur, Rows: w.fetchRows, Bytes: w.fetchB} })})
+		r.Add("load", cas, Stat{Name: "small p50", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p50} })})
+		r.Add("load", cas, Stat{Name: "small p99", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
+		r.Add("load", cas, Stat{Name: "idle p99", Samples: mapS(is, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
+	}
+	var foot []string
+	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
+		foot = append(foot, fmt.Sprintf("Fetch rows/s at 300 clients over at 64: %s (target ≥ %.1f×).", fmtX(x), targetFetchRatio))
+	}
+	foot = append(foot, fmt.Sprintf("Server VmHWM at the end: %d MB (every level, idle windows included); the bench process's own peak RSS (its clients): %d MB.",
+		out.hwm>>20, out.benchRSS>>20))
+	if s := errorSummary(out.levels); s != "" {
+		foot = append(foot, "Errors by class: "+s)
+	}
+	tp.Footer = strings.Join(foot, "\n")
+	r.Tables = append(r.Tables, tp, lat)
+	if t := chaosTable(cfg, lv, out.writes); t != nil {
+		r.Tables = append(r.Tables, t)
+	}
+	if out.abort != nil {
+		r.Tables = append(r.Tables, abortTable(cfg, out.abort))
+	}
+	r.Tables = append(r.Tables, targetsTable(cfg, lv, idle, out))
+	return r
+}
+
+// byLevel regroups rounds[round][level] as [level][round].
+func byLevel(rounds [][]*windowResult) [][]*windowResult {
+	if len(rounds) == 0 {
+		return nil
+	}
+	out := make([][]*windowResult, len(rounds[0]))
+	for _, round := range rounds {
+		for i, w := range round {
+			out[i] = append(out[i], w)
+		}
+	}
+	return out
+}
+
+// fetchRatio is the median fetch rate at clients a over at clients b,
+// when both levels ran.
+func fetchRatio(levels []int, lv [][]*windowResult, a, b int) (float64, bool) {
+	ia, ib := slices.Index(levels, a), slices.Index(levels, b)
+	if ia < 0 || ib < 0 {
+		return 0, false
+	}
+	ra := medianF(mapF(lv[ia], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
+	rb := medianF(mapF(lv[ib], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
+	return safeDiv(ra, rb), true
+}
+
+// errorSummary lists the error classes over every level, with an example
+// message of each.
+func errorSummary(rounds [][]*windowResult) string {
+	counts := map[string]int{}
+	examples := map[string]string{}
+	for _, round := range rounds {
+		for _, w := range round {
+			for k, v := range w.classes {
+				counts[k] += v
+				if examples[k] == "" {
+					examples[k] = w.examples[k]
+				}
+			}
+		}
+	}
+	var keys []string
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s ×%d (%q)", k, counts[k], examples[k]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *Table {
+	ch := cfg.Chaos
+	if ch.KillEvery == 0 && ch.SlowReaders == 0 && ch.RestartAt == 0 && wc == nil {
+		return nil
+	}
+	var note []string
+	if ch.KillEvery > 0 {
+		note = append(note, fmt.Sprintf("a client killed mid-fetch every %v", ch.KillEvery))
+	}
+	if ch.SlowReaders > 0 {
+		note = append(note, fmt.Sprintf("%d slow readers at %d KB/s", ch.SlowReaders, ch.SlowRate>>10))
+	}
+	if ch.RestartAt > 0 {
+		note = append(note, fmt.Sprintf("a restart (SIGTERM, --drain %v) %v into each level", ch.Drain, ch.RestartAt))
+	}
+	if len(note) == 0 {
+		note = append(note, "no chaos")
+	}
+	t := &Table{
+		Title:   "Load: chaos and writes",
+		Note:    "Chaos: " + strings.Join(note, "; ") + ".",
+		Columns: []string{"clients", "kills", "restarts", "down s", "errors during restart", "not reconnected", "writes acked"},
+	}
+	for i, n := range cfg.Clients {
+		var kills, restarts, during, notRe, acked int
+		var down time.Duration
+		for _, w := range lv[i] {
+			kills += w.kills
+			restarts += len(w.restarts)
+			for _, s := range w.restarts {
+				down += s.ready.Sub(s.term)
+			}
+			during += w.duringRestart
+			notRe += w.notReconnected
+			acked += len(w.acked)
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(n), fmt.Sprint(kills), fmt.Sprint(restarts), fmt.Sprintf("%.1f", down.Seconds()),
+			fmt.Sprint(during), fmt.Sprint(notRe), fmt.Sprint(acked)})
+	}
+	if wc != nil {
+		t.Footer = fmt.Sprintf("Writes: %d acknowledged, %d ids in the table, %d lost, %d duplicated, %d applied but not acknowledged.",
+			wc.acked, wc.present, len(wc.lost), len(wc.dups), wc.unacked)
+	}
+	return t
+}
+
+func abortTable(cfg LoadConfig, a *abortResult) *Table {
+	t := &Table{
+		Title: fmt.Sprintf("Aborted streams: %d DoGets of %s rows per round, read to their first batch and cancelled",
+			cfg.AbortStreams, fmtRows(cfg.AbortRows)),
+		Note: fmt.Sprintf("%d at a time over as many Flight connections, which stay open for every reading; each reading after %v, "+
+			"and once goroutines are back within 10%% of the baseline (at most %v more).", a.parallel, cfg.Settle, 2*cfg.Settle),
+		Columns: []string{"step", "streams", "first batches", "rejected", "errors", "RSS MB", "vs baseline", "goroutines", "vs baseline", "read after s"},
+	}
+	steps := append([]abortSample{a.base}, a.rounds...)
+	if a.late != nil {
+		steps = append(steps, *a.late)
+	}
+	for _, s := range steps {
+		t.Rows = append(t.Rows, []string{s.step, fmt.Sprint(s.streams), fmt.Sprint(s.firstBatch), fmt.Sprint(s.rejected), fmt.Sprint(s.other),
+			fmt.Sprint(s.rss >> 20), fmtPctOver(pctOver(float64(s.rss), float64(a.base.rss))),
+			fmt.Sprint(s.goroutines), fmtPctOver(pctOver(float64(s.goroutines), float64(a.base.goroutines))),
+			fmt.Sprintf("%.1f", s.settled.Seconds())})
+		t.Bars = append(t.Bars, Bar{Group: s.step, Series: "server RSS", Value: float64(s.rss >> 20), Unit: "MB"})
+	}
+	var ex []string
+	for _, s := range a.rounds {
+		for k, v := range s.classes {
+			ex = append(ex, fmt.Sprintf("%s: %s ×%d (%q)", s.step, k, v, s.examples[k]))
+		}
+	}
+	sort.Strings(ex)
+	ex = append(ex, fmt.Sprintf("Server VmHWM at the end of the step: %d MB. The levels then run on a fresh server process.", a.hwm>>20))
+	t.Footer = strings.Join(ex, "\n")
+	return t
+}
+
+// targetsTable checks the issue's targets at the largest level.
+func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) *Table {
+	t := &Table{Title: "Targets (issue #17)", Columns: []string{"target", "measured", "met"}}
+	add := func(target, measured string, met bool) {
+		t.Rows = append(t.Rows, []string{target, measured, yesNo(met)})
+	}
+	top := 0
+	for i, n := range cfg.Clients {
+		if n > cfg.Clients[top] {
+			top = i
+		}
+	}
+	n := cfg.Clients[top]
+	var rejected, other int
+	var peak int64
+	for _, round := range out.levels {
+		for _, w := range round {
+			other += w.other
+			peak = max(peak, w.peakRSS)
+		}
+	}
+	for _, w := range lv[top] {
+		rejected += w.rejected
+	}
+	add("errors other than RESOURCE_EXHAUSTED (every level)", fmt.Sprint(other), other == 0)
+	t.Rows = append(t.Rows, []string{fmt.Sprintf("RESOURCE_EXHAUSTED at %d clients (reported)", n), fmt.Sprint(rejected), ""})
+	add("server peak RSS < 1 GB (loaded windows)", fmt.Sprintf("%d MB", peak>>20), peak < targetRSS)
+	p99 := medianF(mapF(lv[top], func(w *windowResult) float64 { return msF(w.p99) }))
+	ip99 := medianF(mapF(idle[top], func(w *windowResult) float64 { return msF(w.p99) }))
+	x := safeDiv(p99, ip99)
+	add(fmt.Sprintf("small p99 ≤ %.0f× idle p99 at %d clients", targetP99Ratio, n), fmt.Sprintf("%s (%.1f / %.1f ms)", fmtX(x), p99, ip99), x > 0 && x <= targetP99Ratio)
+	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
+		add(fmt.Sprintf("fetch rows/s at 300 ≥ %.1f× at 64", targetFetchRatio), fmtX(x), x >= targetFetchRatio)
+	}
+	if a := out.abort; a != nil && len(a.rounds) > 0 {
+		last := a.rounds[len(a.rounds)-1]
+		rp := pctOver(float64(last.rss), float64(a.base.rss))
+		gp := pctOver(float64(last.goroutines), float64(a.base.goroutines))
+		add(fmt.Sprintf("RSS within %.0f%% of baseline after %d aborted streams", targetAbortPercent, cfg.AbortStreams*len(a.rounds)),
+			fmtPctOver(rp), rp <= targetAbortPercent)
+		add(fmt.Sprintf("goroutines within %.0f%% of baseline after %d aborted streams", targetAbortPercent, cfg.AbortStreams*len(a.rounds)),
+			fmtPctOver(gp), gp <= targetAbortPercent)
+	}
+	if wc := out.writes; wc != nil {
+		add("no acknowledged write lost or duplicated", fmt.Sprintf("%d lost, %d duplicated of %d", len(wc.lost), len(wc.dups), wc.acked),
+			len(wc.lost) == 0 && len(wc.dups) == 0)
+	}
+	return t
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+func mapF(ws []*windowResult, f func(*windowResult) float64) []float64 {
+	out := make([]float64, len(ws))
+	for i, w := range ws {
+		out[i] = f(w)
+	}
+	return out
+}
+
+func mapS(ws []*windowResult, f func(*windowResult) Sample) []Sample {
+	out := make([]Sample, len(ws))
+	for i, w := range ws {
+		out[i] = f(w)
+	}
+	return out
+}
+
+func msF(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func pctOver(v, base float64) float64 { return 100 * safeDiv(v-base, base) }
+
+func fmtPctOver(p float64) string { return fmt.Sprintf("%+.0f%%", p) }
+
+// spreadF is the min–max range of vs as a percentage of their median.
+func spreadF(vs []float64) float64 {
+	if len(vs) < 2 {
+		return 0
+	}
+	return 100 * safeDiv(slices.Max(vs)-slices.Min(vs), medianF(vs))
+}
+
+// withSpread appends the spread over rounds to a median, when there was
+// more than one round.
+func withSpread(s string, vs []float64) string {
+	if len(vs) < 2 {
+		return s
+	}
+	return fmt.Sprintf("%s ±%.0f%%", s, spreadF(vs))
+}
+
+func fmtMedRate(vs []float64) string {
+	m := medianF(vs)
+	s := fmtRate(m)
+	if m < 10 {
+		s = fmt.Sprintf("%.2f", m)
+	}
+	return withSpread(s, vs)
+}
+
+func fmtMedMS(vs []float64) string {
+	m := medianF(vs)
+	s := fmt.Sprintf("%.0f", m)
+	if m < 10 {
+		s = fmt.Sprintf("%.2f", m)
+	} else if m < 100 {
+		s = fmt.Sprintf("%.1f", m)
+	}
+	return withSpread(s, vs)
+}
+
+func fmtMedX(vs []float64) string { return withSpread(fmtX(medianF(vs)), vs) }

@@ -1,0 +1,350 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// loadWindow is what a window's clients share: when the server last came
+// back from a restart.
+type loadWindow struct {
+	ready atomic.Int64 // unix ns of the last restart's end; 0 if none
+}
+
+func (w *loadWindow) restartEnd() time.Time {
+	if ns := w.ready.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// restartSpan is one server restart: SIGTERM sent, and the new process
+// ready.
+type restartSpan struct{ term, ready time.Time }
+
+// windowResult is what one window measured.
+type windowResult struct {
+	clients, flight, mysql int
+	ramp, dur              time.Duration
+	// The server's VmRSS once every client had logged in, and its peak
+	// from the first login to the last connection closed.
+	rssConnected, peakRSS int64
+
+	ops       [numOps]int64
+	fetchRows int64
+	fetchB    int64
+	small     []time.Duration // sorted
+	p50, p99  time.Duration
+	// cutShort of the small latencies are of queries the window's end
+	// cut short, counted with the time they had taken.
+	cutShort int
+	// Errors: rejected are the documented overload refusals, other the
+	// rest; errors from a restart until a client's first success after it
+	// are duringRestart, apart from both.
+	rejected, other, duringRestart int
+	classes                        map[string]int // other and rejected, by class
+	examples                       map[string]string
+	kills                          int
+	restarts                       []restartSpan
+	// notReconnected are the clients with no success after the last
+	// restart; who says which, with their last error.
+	notReconnected    int
+	notReconnectedWho []string
+	// restartClasses are the errors during restarts, by class.
+	restartClasses map[string]int
+	acked          []int64
+	// perClient is what each client completed, for tests.
+	perClient []clientSummary
+}
+
+// clientSummary is one client's completed operations.
+type clientSummary struct {
+	proto string
+	ops   [numOps]int64
+}
+
+// rate is n per second of the window.
+func (w *windowResult) rate(n int64) float64 {
+	if w.dur <= 0 {
+		return 0
+	}
+	return float64(n) / w.dur.Seconds()
+}
+
+// window logs clients in (LoginParallel at a time), then runs them all
+// for d and gathers what they did. In loaded windows the chaos step runs
+// alongside.
+func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Duration, loaded bool) (*windowResult, error) {
+	res := &windowResult{clients: len(clients), classes: map[string]int{}, examples: map[string]string{}, restartClasses: map[string]int{}}
+	for _, c := range clients {
+		if c.proto == protoMySQL {
+			res.mysql++
+		} else {
+			res.flight++
+		}
+	}
+	defer func() {
+		for _, c := range clients {
+			c.drop()
+		}
+	}()
+
+	// The peak covers the whole level: logins, window and teardown.
+	sampler := l.srv.sampleRSS(100 * time.Millisecond)
+	defer sampler.end()
+
+	// Ramp up: log every client in before the window starts, so that the
+	// window measures queries and not a login storm.
+	start := time.Now()
+	sem := make(chan struct{}, l.cfg.LoginParallel)
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := c.connect(ctx); err != nil && ctx.Err() == nil {
+				c.failed(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.ramp = time.Since(start)
+	res.rssConnected, _ = l.srv.memory()
+
+	w := &loadWindow{}
+	// The window ends by cancellation, not a deadline: a deadline would
+	// travel to the server as grpc-timeout, and the server's expiry of it
+	// could reach a client before its own, as an error.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	end := time.AfterFunc(d, cancel)
+	defer end.Stop()
+	begin := time.Now()
+	var chaos chaosRun
+	if loaded {
+		chaos.start(wctx, l, w, clients)
+	}
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.run(wctx, w, c.kinds())
+		}()
+	}
+	wg.Wait()
+	res.dur = time.Since(begin)
+	if err := chaos.wait(); err != nil {
+		return nil, err
+	}
+	for _, c := range clients {
+		c.drop()
+	}
+	res.peakRSS = sampler.end()
+	res.kills, res.restarts = chaos.kills, chaos.restarts
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.gather(clients)
+	return res, nil
+}
+
+// kinds are the operations of the client's loop.
+func (c *loadClient) kinds() []opKind {
+	switch {
+	case c.idle:
+		return []opKind{opPoint, opAgg}
+	case c.writer:
+		// A write after each read, so that writes are in flight whenever
+		// the server is stopped.
+		return []opKind{opPoint, opWrite, opAgg, opWrite, opFetch, opWrite}
+	}
+	return []opKind{opPoint, opAgg, opFetch}
+}
+
+// gather sums the clients' stats into res.
+func (res *windowResult) gather(clients []*loadClient) {
+	var last restartSpan
+	if n := len(res.restarts); n > 0 {
+		last = res.restarts[n-1]
+	}
+	for _, c := range clients {
+		st := &c.st
+		for k := range st.ops {
+			res.ops[k] += st.ops[k]
+		}
+		res.fetchRows += st.fetchRows
+		res.fetchB += st.fetchB
+		res.small = append(res.small, st.small...)
+		res.cutShort += st.cutShort
+		res.acked = append(res.acked, st.acked...)
+		res.perClient = append(res.perClient, clientSummary{proto: c.proto, ops: st.ops})
+		if !last.ready.IsZero() && st.okAfterRestart.IsZero() {
+			res.notReconnected++
+			who := fmt.Sprintf("client %d (%s", c.id, c.proto)
+			if c.slowRate > 0 {
+				who += ", slow"
+			}
+			who += ")"
+			if n := len(st.errs); n > 0 {
+				e := st.errs[n-1]
+				who += fmt.Sprintf(": last error %s at ready%+.1fs: %s", e.class, e.at.Sub(last.ready).Seconds(), st.examples[e.class])
+			}
+			res.notReconnectedWho = append(res.notReconnectedWho, who)
+		}
+		for _, e := range st.errs {
+			if res.inRestart(e.at, st.okAfterRestart) {
+				res.duringRestart++
+				res.restartClasses[e.class]++
+				continue
+			}
+			if e.rejected {
+				res.rejected++
+			} else {
+				res.other++
+			}
+			res.classes[e.class]++
+			if _, ok := res.examples[e.class]; !ok {
+				res.examples[e.class] = st.examples[e.class]
+			}
+		}
+	}
+	slices.Sort(res.small)
+	res.p50, res.p99 = percentile(res.small, 0.50), percentile(res.small, 0.99)
+}
+
+// inRestart reports whether an error at t came from a restart: after its
+// SIGTERM and before the client's first success once the server was back
+// (ok; zero if it never succeeded again).
+func (res *windowResult) inRestart(t, ok time.Time) bool {
+	for _, r := range res.restarts {
+		if t.Before(r.term) {
+			continue
+		}
+		if !t.After(r.ready) || ok.IsZero() || t.Before(ok) {
+			return true
+		}
+	}
+	return false
+}
+
+// percentile is the nearest-rank q-quantile of sorted durations.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// mergeWindows combines windows run one after another (the idle
+// window's protocols) into one result.
+func mergeWindows(ws []*windowResult) *windowResult {
+	out := &windowResult{classes: map[string]int{}, examples: map[string]string{}}
+	for _, w := range ws {
+		out.clients += w.clients
+		out.flight += w.flight
+		out.mysql += w.mysql
+		out.dur += w.dur
+		out.ramp += w.ramp
+		for k := range w.ops {
+			out.ops[k] += w.ops[k]
+		}
+		out.small = append(out.small, w.small...)
+		out.cutShort += w.cutShort
+		out.rejected += w.rejected
+		out.other += w.other
+		for k, v := range w.classes {
+			out.classes[k] += v
+		}
+		for k, v := range w.examples {
+			out.examples[k] = v
+		}
+		out.peakRSS = max(out.peakRSS, w.peakRSS)
+		out.perClient = append(out.perClient, w.perClient...)
+	}
+	slices.Sort(out.small)
+	out.p50, out.p99 = percentile(out.small, 0.50), percentile(out.small, 0.99)
+	return out
+}
+
+// chaosRun is the chaos step of one window: it kills clients mid-fetch
+// and restarts the server.
+type chaosRun struct {
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	err      error
+	kills    int
+	restarts []restartSpan
+}
+
+func (ch *chaosRun) start(ctx context.Context, l *loadRun, w *loadWindow, clients []*loadClient) {
+	cfg := l.cfg.Chaos
+	if cfg.KillEvery > 0 {
+		ch.wg.Add(1)
+		go func() {
+			defer ch.wg.Done()
+			r := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+			t := time.NewTicker(cfg.KillEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				// A few tries to find a client that is mid-fetch.
+				for try := 0; try < 20; try++ {
+					if c := clients[r.IntN(len(clients))]; c.slowRate == 0 && c.kill() {
+						ch.mu.Lock()
+						ch.kills++
+						ch.mu.Unlock()
+						break
+					}
+				}
+			}
+		}()
+	}
+	if cfg.RestartAt > 0 {
+		ch.wg.Add(1)
+		go func() {
+			defer ch.wg.Done()
+			sleepCtx(ctx, cfg.RestartAt)
+			if ctx.Err() != nil {
+				return
+			}
+			l.log.Info("load: restarting the server", "drain", cfg.Drain)
+			// The restart outlives the window if need be: the server
+			// must be back for what follows.
+			term, ready, err := l.srv.restart(context.WithoutCancel(ctx), cfg.Drain+time.Minute)
+			ch.mu.Lock()
+			defer ch.mu.Unlock()
+			if err != nil {
+				ch.err = err
+				return
+			}
+			ch.restarts = append(ch.restarts, restartSpan{term, ready})
+			w.ready.Store(ready.UnixNano())
+			l.log.Info("load: server back", "down", ready.Sub(term).Round(time.Millisecond))
+		}()
+	}
+}
+
+// wait waits for the chaos goroutines and returns a failed restart's
+// error.
+func (ch *chaosRun) wait() error {
+	ch.wg.Wait()
+	if ch.err != nil {
+		return fmt.Errorf("chaos: %w", ch.err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestBenchLoad_UsageErrors checks that bad bench load flags exit 2 with
+// a one-line reason, before any server starts.
+func TestBenchLoad_UsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad clients", []string{"bench", "load", "--clients", "1,lots"}, `bad client count "lots"`},
+		{"zero clients", []string{"bench", "load", "--clients", "0"}, `bad client count "0"`},
+		{"no clients", []string{"bench", "load", "--clients", ","}, "no client counts given"},
+		{"bad fetch rows", []string{"bench", "load", "--fetch-rows", "1M,2M"}, "bad --fetch-rows"},
+		{"zero duration", []string{"bench", "load", "--duration", "0s"}, "--duration and --idle must be positive"},
+		{"share above 1", []string{"bench", "load", "--mysql-share", "1.5"}, "must be between 0 and 1"},
+		{"negative write share", []string{"bench", "load", "--write-share", "-0.1"}, "must be between 0 and 1"},
+		{"zero agg rows", []string{"bench", "load", "--agg-rows", "0"}, "--agg-rows must be at least 1"},
+		{"zero login parallel", []string{"bench", "load", "--login-parallel", "0"}, "--login-parallel and --abort-parallel"},
+		{"negative abort streams", []string{"bench", "load", "--abort-streams", "-1"}, "must not be negative"},
+		{"negative kill", []string{"bench", "load", "--kill-every", "-1s"}, "durations must not be negative"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := run(tt.args, &stderr); code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
