@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go-bindings"
@@ -12,19 +13,17 @@ import (
 // statement type and, where the type alone cannot tell, from the
 // statement's leading keywords:
 //   - USE (DuckDB types it SET) only reads;
-//   - EXPLAIN ANALYZE runs the statement it explains, so it needs write.
+//   - EXPLAIN ANALYZE runs the statement it explains, so it needs write,
+//     and admin when that statement would (see explainAccess).
 //
 // The keywords are read only from a statement prepared alone; inside a
-// script, USE needs admin and any EXPLAIN needs write.
+// script, USE and any EXPLAIN need admin.
 func (s *Stmt) Access() auth.Access {
 	switch s.Type() {
 	case duckdb.StatementTypeSelect, duckdb.StatementTypeRelation, duckdb.StatementTypeTransaction:
 		return auth.AccessRead
 	case duckdb.StatementTypeExplain:
-		if w := leadingWords(s.text, 2); len(w) == 2 && w[0] == "EXPLAIN" && w[1] != "ANALYZE" && w[1] != "(" {
-			return auth.AccessRead
-		}
-		return auth.AccessWrite
+		return explainAccess(leadingWords(s.text, 32))
 	case duckdb.StatementTypeSet:
 		if w := leadingWords(s.text, 1); len(w) == 1 && w[0] == "USE" {
 			return auth.AccessRead
@@ -40,6 +39,44 @@ func (s *Stmt) Access() auth.Access {
 	// PRAGMA and CALL (which reach settings, files and checkpoints), SQL
 	// PREPARE and EXECUTE (which would run a statement unchecked), and any
 	// type DuckDB adds later.
+	return auth.AccessAdmin
+}
+
+// explainAccess is what an EXPLAIN, given by its leading words, needs. A
+// plain EXPLAIN only plans, so it reads. EXPLAIN ANALYZE (or EXPLAIN
+// (ANALYZE, …)) runs the statement it explains, so it
+// needs what that statement needs, and at least write: a query or a
+// change of data or schema needs write, anything else (COPY, LOAD, CALL,
+// CHECKPOINT, …) admin, as it would alone.
+func explainAccess(w []string) auth.Access {
+	if len(w) < 2 || w[0] != "EXPLAIN" {
+		return auth.AccessAdmin // inside a script, or unreadable
+	}
+	i := 1
+	switch w[1] {
+	case "ANALYZE", "ANALYSE":
+		i = 2
+	case "(":
+		analyze := false
+		for i < len(w) && w[i] != ")" {
+			analyze = analyze || w[i] == "ANALYZE" || w[i] == "ANALYSE"
+			i++
+		}
+		if i < len(w) && !analyze {
+			return auth.AccessRead
+		}
+		i++
+	default:
+		return auth.AccessRead
+	}
+	if i >= len(w) {
+		return auth.AccessAdmin
+	}
+	switch w[i] {
+	case "SELECT", "WITH", "FROM", "VALUES", "TABLE", "(", "SHOW", "DESCRIBE", "SUMMARIZE", "PIVOT", "UNPIVOT",
+		"INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER":
+		return auth.AccessWrite
+	}
 	return auth.AccessAdmin
 }
 
@@ -71,6 +108,32 @@ var statementNames = map[duckdb.StatementType]string{
 // Authorize returns an *auth.DeniedError unless u may run the statement.
 func (s *Stmt) Authorize(u auth.User) error {
 	return u.Authorize(s.Kind(), s.Access())
+}
+
+// Text is the statement's SQL when it was prepared alone; empty for a
+// statement of a script, whose own text DuckDB does not give.
+func (s *Stmt) Text() string { return s.text }
+
+// Replace prepares sql on the statement's connection and puts it in the
+// statement's place. It is for an authorizer (the check of PrepareLast,
+// or whoever authorizes a statement before running it) that allows a
+// statement only as it rewrote it: the server runs an export's COPY with
+// the target it checked. sql must be one statement of the same type, with
+// as many parameters; on error the statement is left as it was.
+func (s *Stmt) Replace(ctx context.Context, sql string) error {
+	n, err := s.c.Prepare(ctx, sql)
+	if err != nil {
+		return err
+	}
+	if n.Type() != s.Type() || n.NumParams() != s.NumParams() {
+		err := errorf(KindInvalid, "replace a %s statement with %d parameters: the replacement is a %s statement with %d",
+			s.Kind(), s.NumParams(), n.Kind(), n.NumParams())
+		n.Close()
+		return err
+	}
+	s.Close()
+	s.ps, s.text = n.ps, n.text
+	return nil
 }
 
 // leadingWords returns up to n leading words of sql, upper-cased, skipping

@@ -28,8 +28,9 @@ type roleCase struct {
 	// duckOnly is DuckDB syntax that vitess' MySQL parser refuses when a
 	// client prepares it (COM_STMT_PREPARE), before quiver sees it.
 	duckOnly bool
-	// explain is a plain EXPLAIN: read-only alone, but inside a script,
-	// whose statements' own text DuckDB does not give, it needs write.
+	// explain is an EXPLAIN: inside a script, whose statements' own text
+	// DuckDB does not give (so it could be an EXPLAIN ANALYZE of
+	// anything), it needs admin.
 	explain bool
 }
 
@@ -51,7 +52,11 @@ func roleCases(dir string) []roleCase {
 		{sql: "CREATE OR REPLACE MACRO plus1(a) AS a + 1", need: rw, duckOnly: true},
 		{sql: "ALTER TABLE facts ADD COLUMN IF NOT EXISTS extra INT", need: rw, duckOnly: true},
 		{sql: "DROP TABLE IF EXISTS no_such_table", need: rw},
-		{sql: "EXPLAIN ANALYZE INSERT INTO facts (n) VALUES (101)", need: rw, rows: true, duckOnly: true},
+		{sql: "EXPLAIN ANALYZE INSERT INTO facts (n) VALUES (101)", need: rw, rows: true, duckOnly: true, explain: true},
+		// EXPLAIN ANALYZE runs what it explains: an admin statement stays
+		// an admin's.
+		{sql: "EXPLAIN ANALYZE CHECKPOINT", need: ad, rows: true, duckOnly: true, explain: true},
+		{sql: fmt.Sprintf("EXPLAIN ANALYZE COPY facts TO '%s'", filepath.Join(dir, "facts2.csv")), need: ad, rows: true, duckOnly: true},
 		{sql: "VACUUM", need: rw, duckOnly: true},
 		{sql: "SET threads = 2", need: ad},
 		{sql: "RESET threads", need: ad, duckOnly: true},
@@ -178,7 +183,7 @@ func TestRoles_Flight(t *testing.T) {
 					continue // DuckDB refuses VACUUM inside a transaction, for every role
 				}
 				if p.name == "script" && tc.explain {
-					tc.need = auth.RoleReadWrite
+					tc.need = auth.RoleAdmin
 				}
 				t.Run(u.Role.String()+"/"+p.name+"/"+tc.sql, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

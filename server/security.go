@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -65,8 +66,10 @@ type security struct {
 	ticketKey []byte
 	authn     *auth.Authenticator
 	tls       *tls.Config
-	unary     []grpc.UnaryServerInterceptor
-	stream    []grpc.StreamServerInterceptor
+	// export is the export root; nil without --export-root.
+	export *exportRoot
+	unary  []grpc.UnaryServerInterceptor
+	stream []grpc.StreamServerInterceptor
 }
 
 func (s *Server) setupSecurity(cfg Config) (*security, error) {
@@ -176,7 +179,11 @@ func (sec *security) authorize(ctx context.Context, st *engine.Stmt) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, "no authenticated user on this call")
 	}
-	if err := sec.authorizeUser(u, st, "flight"); err != nil {
+	if err := sec.authorizeStmt(ctx, u, st, "flight"); err != nil {
+		var ee *exportError
+		if errors.As(err, &ee) {
+			return status.Error(ee.code, ee.msg)
+		}
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
 	return nil
@@ -184,6 +191,24 @@ func (sec *security) authorize(ctx context.Context, st *engine.Stmt) error {
 
 // authorizeUser is authorize for a known user, on either endpoint.
 func (sec *security) authorizeUser(u auth.User, st *engine.Stmt, endpoint string) error {
+	return sec.authorizeStmt(context.Background(), u, st, endpoint)
+}
+
+// authorizeStmt is authorizeUser with a context for what the check runs:
+// a COPY goes to authorizeCopy first, which checks exports and rewrites
+// them, and an EXPLAIN to authorizeExplain, which refuses one that would
+// run a COPY past those checks.
+func (sec *security) authorizeStmt(ctx context.Context, u auth.User, st *engine.Stmt, endpoint string) error {
+	switch st.Type() {
+	case duckdb.StatementTypeCopy:
+		if handled, err := sec.authorizeCopy(ctx, u, st, endpoint); handled {
+			return err
+		}
+	case duckdb.StatementTypeExplain:
+		if err := sec.authorizeExplain(u, st, endpoint); err != nil {
+			return err
+		}
+	}
 	if err := st.Authorize(u); err != nil {
 		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String(), "endpoint", endpoint)
 		return err

@@ -59,6 +59,10 @@ type Config struct {
 	Peers     []string
 	// Limits bound memory, queries, connections and time.
 	Limits Limits
+	// ExportRoot, when set, is the directory (created when missing) under
+	// which readwrite and admin users may write files with COPY … TO
+	// (see export.go); every COPY … TO is then checked against it.
+	ExportRoot string
 }
 
 // Server is a running quiver.
@@ -125,6 +129,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if lk, allowed, err = s.openLake(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if allowed, err = s.allowExports(allowed); err != nil {
+		return nil, err
 	}
 	if err := s.admission(); err != nil {
 		return nil, err

@@ -137,6 +137,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
+	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' (FORMAT parquet|csv|json); every user may read what is there (default: none, no exports)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
 	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
