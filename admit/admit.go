@@ -37,7 +37,8 @@ type Config struct {
 	// take. Default: half of Running.
 	Reserved int
 	// Open is how many results may be open at once, running or paused.
-	// Default: 64 (Budget derives it from a memory budget).
+	// Default, and at most: OpenPerRun times Running (Budget derives a
+	// lower bound from a memory budget).
 	Open int
 	// Queue is how many queries may wait at once; one more is refused at
 	// once. Default: 4096.
@@ -46,6 +47,13 @@ type Config struct {
 	// Default: 30 seconds.
 	Timeout time.Duration
 }
+
+// OpenPerRun bounds the open results per run slot. Results beyond the
+// run slots are paused, waiting for their clients to read: a few per slot
+// cover slow readers, while many more only interleave streams. In
+// quiver bench load at 1,000 clients, 192 open bulk results (the memory
+// budget's bound) moved 1.4M rows/s against 10M at 64 clients.
+const OpenPerRun = 8
 
 // withDefaults fills the zero fields and keeps every bound usable.
 func (c Config) withDefaults() Config {
@@ -56,8 +64,8 @@ func (c Config) withDefaults() Config {
 		c.Reserved = c.Running / 2
 	}
 	c.Reserved = min(c.Reserved, c.Running-1)
-	if c.Open <= 0 {
-		c.Open = 64
+	if c.Open <= 0 || c.Open > OpenPerRun*c.Running {
+		c.Open = OpenPerRun * c.Running
 	}
 	c.Open = max(c.Open, c.Running)
 	if c.Queue <= 0 {
