@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -40,7 +42,27 @@ func newPasswordHash(password string, p argonParams) (passwordHash, error) {
 	return passwordHash{params: p, salt: salt, key: p.derive(password, salt)}, nil
 }
 
+// argonSlots bounds the Argon2id derivations running at once: each holds
+// its memory parameter (19 MiB by default) for tens of milliseconds of
+// CPU, so a storm of logins (a thousand clients starting at once) would
+// otherwise take gigabytes and gain nothing past the CPUs. Logins beyond
+// it wait their turn.
+var argonSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+// argonRunning and argonPeak count derivations in progress, for tests.
+var argonRunning, argonPeak atomic.Int64
+
 func (p argonParams) derive(password string, salt []byte) []byte {
+	argonSlots <- struct{}{}
+	defer func() { <-argonSlots }()
+	n := argonRunning.Add(1)
+	defer argonRunning.Add(-1)
+	for {
+		peak := argonPeak.Load()
+		if n <= peak || argonPeak.CompareAndSwap(peak, n) {
+			break
+		}
+	}
 	return argon2.IDKey([]byte(password), salt, p.time, p.memory, p.threads, p.keyLen)
 }
 
