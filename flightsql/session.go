@@ -7,7 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/session"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -69,7 +71,23 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 			res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidName}
 		}
 	}
+	resendCookie(ctx, sess)
 	return res, nil
+}
+
+// resendCookie puts the session's cookie, options as now set, in the
+// response header too. arrow-go's session middleware sends a new
+// session's cookie in the header when the call starts, before the options
+// are set, and the final one in the trailer; a client that reads only
+// headers (Arrow Java's cookie middleware), or that sees the header after
+// the trailer, would otherwise keep the empty session. Two cookies of one
+// name in a header are applied in order, so the last, this one, wins.
+func resendCookie(ctx context.Context, sess session.ServerSession) {
+	c, err := session.CreateCookieForSession(sess)
+	if err != nil {
+		return
+	}
+	_ = grpc.SetHeader(ctx, metadata.Pairs("Set-Cookie", c.String()))
 }
 
 // checkNamespace checks that a catalog or schema exists.

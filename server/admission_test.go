@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/go-sql-driver/mysql"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/admit"
@@ -190,6 +193,29 @@ func TestServer_QueryTimeout(t *testing.T) {
 		_, err = c.SQL().ExecuteUpdate(c.Context(sctx), "CREATE TABLE slow AS "+longQuery)
 		if status.Code(err) != codes.DeadlineExceeded {
 			t.Errorf("CREATE TABLE AS: got %v, want DEADLINE_EXCEEDED", err)
+		}
+	})
+	t.Run("the header's cookie carries the option", func(t *testing.T) {
+		// Clients that read cookies from headers only (Arrow Java) must
+		// see the session as the call left it, not as it began.
+		v, err := flight.NewSessionOptionValue("300ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var header metadata.MD
+		req := &flight.SetSessionOptionsRequest{SessionOptions: map[string]*flight.SessionOptionValue{"query_timeout": &v}}
+		if _, err := c.SQL().SetSessionOptions(c.Context(ctx), req, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+		cookies := header.Get("set-cookie")
+		if len(cookies) == 0 {
+			t.Fatal("no session cookie in the header")
+		}
+		kv, _, _ := strings.Cut(cookies[len(cookies)-1], ";")
+		hctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "cookie", kv), 4*time.Second)
+		defer cancel()
+		if _, err := testutil.CountRows(hctx, c, longQuery); status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "query_timeout") {
+			t.Fatalf("with the header's cookie: %v, want the session's query_timeout", err)
 		}
 	})
 	t.Run("bad session option", func(t *testing.T) {
