@@ -195,7 +195,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	w := &waiter{lane: lane, open: true, ready: make(chan struct{})}
 	e := c.starting[lane].PushBack(w)
 	c.queued++
-	queuedGauge.WithLabelValues(lane.String()).Inc()
+	queuedG[lane].Inc()
 	c.mu.Unlock()
 
 	t := time.NewTimer(c.cfg.Timeout)
@@ -220,7 +220,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	}
 	c.starting[lane].Remove(e)
 	c.queued--
-	queuedGauge.WithLabelValues(lane.String()).Dec()
+	queuedG[lane].Dec()
 	if errors.Is(err, ErrBusy) {
 		err = c.busy(lane, time.Since(s.start), false)
 		noteRefused(lane, "timeout")
@@ -229,6 +229,15 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	}
 	c.mu.Unlock()
 	return nil, err
+}
+
+// AdmitSQL is Admit in the lane cls picks for sql (see
+// Classifier.Lane; explain may be nil). A nil controller admits at once.
+func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, explain func() ([]byte, error)) (*Slot, error) {
+	if c == nil {
+		return nil, nil
+	}
+	return c.Admit(ctx, cls.Lane(sql, explain))
 }
 
 // busy builds a BusyError from the current counts; c.mu is held.
@@ -275,15 +284,15 @@ func (c *Controller) grant() {
 			c.running[lane]++
 			c.open[lane]++
 			c.queued--
-			queuedGauge.WithLabelValues(lane.String()).Dec()
+			queuedG[lane].Dec()
 			w.done = true
 			close(w.ready)
 		}
 	}
-	runningGauge.WithLabelValues(Small.String()).Set(float64(c.running[Small]))
-	runningGauge.WithLabelValues(Bulk.String()).Set(float64(c.running[Bulk]))
-	openGauge.WithLabelValues(Small.String()).Set(float64(c.open[Small]))
-	openGauge.WithLabelValues(Bulk.String()).Set(float64(c.open[Bulk]))
+	for _, l := range [2]Lane{Small, Bulk} {
+		runningG[l].Set(float64(c.running[l]))
+		openG[l].Set(float64(c.open[l]))
+	}
 }
 
 // Slot is one admitted query's hold on the server. It is used by the
@@ -366,6 +375,16 @@ func (s *Slot) Ran() time.Duration {
 		return s.ran + time.Since(s.runSince)
 	}
 	return s.ran
+}
+
+// Finish gives back the query's slots (Done) and tells cls what sql did:
+// the rows it returned and the time it ran. A nil slot does nothing.
+func (s *Slot) Finish(cls *Classifier, sql string, rows int64) {
+	if s == nil {
+		return
+	}
+	s.Done()
+	cls.Observe(sql, rows, s.Ran())
 }
 
 // Done gives back the query's slots. Calling it again does nothing.

@@ -39,6 +39,14 @@ var (
 	}, []string{"lane", "source"})
 )
 
+// The lanes' gauges, resolved once: grant sets them on every slot change,
+// which a MySQL result does for each chunk it sends.
+var (
+	runningG = [2]prometheus.Gauge{runningGauge.WithLabelValues(Small.String()), runningGauge.WithLabelValues(Bulk.String())}
+	openG    = [2]prometheus.Gauge{openGauge.WithLabelValues(Small.String()), openGauge.WithLabelValues(Bulk.String())}
+	queuedG  = [2]prometheus.Gauge{queuedGauge.WithLabelValues(Small.String()), queuedGauge.WithLabelValues(Bulk.String())}
+)
+
 func noteAdmitted(l Lane, waited time.Duration) {
 	admitted.WithLabelValues(l.String()).Inc()
 	waitSeconds.WithLabelValues(l.String()).Observe(waited.Seconds())

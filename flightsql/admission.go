@@ -101,14 +101,11 @@ func (s *Server) preadmit(ctx context.Context, sql string) (slot *admit.Slot, ok
 // slot; sql is its text, by which the classifier remembers it. A nil
 // controller admits at once.
 func (s *Server) admitStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (*admit.Slot, error) {
-	if s.opts.Admission == nil {
-		return nil, nil
-	}
 	var explain func() ([]byte, error)
 	if st.NumParams() == 0 {
 		explain = func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }
 	}
-	slot, err := s.opts.Admission.Admit(ctx, s.opts.Classifier.Lane(sql, explain))
+	slot, err := s.opts.Admission.AdmitSQL(ctx, s.opts.Classifier, sql, explain)
 	if err != nil {
 		return nil, s.admitStatus(ctx, err)
 	}

@@ -291,13 +291,7 @@ type queryRun struct {
 }
 
 // finish gives back q's slot and tells the classifier what it did.
-func (s *Server) finish(q *queryRun) {
-	if q.slot == nil {
-		return
-	}
-	q.slot.Done()
-	s.opts.Classifier.Observe(q.sql, q.rows, q.slot.Ran())
-}
+func (s *Server) finish(q *queryRun) { q.slot.Finish(s.opts.Classifier, q.sql, q.rows) }
 
 // streamRows writes results to the client. A producer goroutine converts
 // the next batch while the previous one is on the wire; the channel between

@@ -55,28 +55,15 @@ func (s *session) withTimeout(ctx context.Context, query bool) (context.Context,
 // admit waits for stmt's turn to run (package admit): its lane from the
 // classifier, by its text sql.
 func (s *session) admit(ctx context.Context, conn *engine.Conn, stmt *engine.Stmt, sql string) (*admit.Slot, error) {
-	o := s.srv.opts
-	if o.Admission == nil {
-		return nil, nil
-	}
 	var explain func() ([]byte, error)
 	if stmt.NumParams() == 0 {
 		explain = func() ([]byte, error) { return conn.ExplainJSON(ctx, sql) }
 	}
-	slot, err := o.Admission.Admit(ctx, o.Classifier.Lane(sql, explain))
+	slot, err := s.srv.opts.Admission.AdmitSQL(ctx, s.srv.opts.Classifier, sql, explain)
 	if err != nil {
 		return nil, s.stmtError(ctx, err)
 	}
 	return slot, nil
-}
-
-// finish gives back slot and tells the classifier what sql did.
-func (s *session) finish(slot *admit.Slot, sql string, rows int64) {
-	if slot == nil {
-		return
-	}
-	slot.Done()
-	s.srv.opts.Classifier.Observe(sql, rows, slot.Ran())
 }
 
 // stmtError maps a busy server to error 1040 and the statement timeout to

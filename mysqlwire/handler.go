@@ -283,7 +283,7 @@ func (s *session) execute(ctx context.Context, stmt *engine.Stmt, sql string, ou
 		return 0, err
 	}
 	var sent int64
-	defer func() { s.finish(slot, sql, sent) }()
+	defer func() { slot.Finish(s.srv.opts.Classifier, sql, sent) }()
 	if query {
 		rows, err := stmt.Query(ctx)
 		s.afterStatement(typ, sql)
