@@ -6,10 +6,16 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run install test long-test lint deps s3 bench interop clean
+.PHONY: build run install test long-test lint deps s3 bench interop clean console-assets
 
-build:
+build: console-assets
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
+
+# console-assets installs the web console's libraries (apache-arrow and
+# uPlot) from console/web's pinned lockfile with npm ci, into
+# console/assets/vendor, which the binary embeds; once per lockfile.
+console-assets:
+	@scripts/console-assets.sh
 
 run: build
 	@mkdir -p data
@@ -26,12 +32,14 @@ install: build
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it (export PATH=\"$$dir:\$$PATH\") to run quiver by name";; esac
 
 # deps installs the Debian packages the tests drive: the mysql CLI and
-# mysqldump, and the MariaDB server the dump round trips restore into (its
-# own service is stopped; the tests start servers of their own).
+# mysqldump, the MariaDB server the dump round trips restore into (its own
+# service is stopped; the tests start servers of their own), and Chromium,
+# the headless browser the web console's tests drive.
 deps:
-	@{ command -v mysqldump >/dev/null 2>&1 && { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; }; } || { \
-		echo "installing mariadb-client and mariadb-server (for the mysql CLI and mysqldump tests)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client mariadb-server >/dev/null && \
+	@{ command -v mysqldump >/dev/null 2>&1 && { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } && \
+		command -v chromium >/dev/null 2>&1; } || { \
+		echo "installing mariadb-client, mariadb-server (the mysql CLI and mysqldump tests) and chromium (the console's browser tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client mariadb-server chromium >/dev/null && \
 		{ service mariadb stop >/dev/null 2>&1 || true; }; }
 
 # s3 builds the S3-compatible object store (SeaweedFS) the lake tests run
@@ -39,7 +47,7 @@ deps:
 s3:
 	@scripts/seaweedfs.sh build >/dev/null
 
-test: deps s3
+test: deps s3 console-assets
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
@@ -47,7 +55,7 @@ test: deps s3
 # the 2M-message exactly-once Kafka test, the lake's kill -9 test on a real
 # S3 server (read back with pyiceberg too when QUIVER_PYTHON names a Python
 # that has it, as .ci/run does after make interop).
-long-test: deps s3
+long-test: deps s3 console-assets
 	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/
 
 lint:

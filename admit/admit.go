@@ -91,6 +91,8 @@ type Controller struct {
 	starting [2]*list.List
 	queued   int
 	idle     func() // called when the last open result is done
+	// active are the tracked statements (see Track), by ID.
+	active map[uint64]*entry
 }
 
 // New returns a Controller sized by cfg.
@@ -177,17 +179,20 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	if c == nil {
 		return s, nil
 	}
+	c.track(ctx, s)
 	c.mu.Lock()
 	if c.mayStart(lane) && c.starting[lane].Len() == 0 {
 		c.running[lane]++
 		c.open[lane]++
 		c.mu.Unlock()
 		s.runSince = time.Now()
+		s.setState(Running)
 		noteAdmitted(lane, 0)
 		return s, nil
 	}
 	if c.queued >= c.cfg.Queue {
 		err := c.busy(lane, 0, true)
+		c.untrack(s)
 		c.mu.Unlock()
 		noteRefused(lane, "queue_full")
 		return nil, err
@@ -204,6 +209,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	select {
 	case <-w.ready:
 		s.runSince = time.Now()
+		s.setState(Running)
 		noteAdmitted(lane, time.Since(s.start))
 		return s, nil
 	case <-t.C:
@@ -215,9 +221,11 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	if w.done { // granted as the wait ended: take it
 		c.mu.Unlock()
 		s.runSince = time.Now()
+		s.setState(Running)
 		noteAdmitted(lane, time.Since(s.start))
 		return s, nil
 	}
+	c.untrack(s)
 	c.starting[lane].Remove(e)
 	c.queued--
 	queuedG[lane].Dec()
@@ -237,6 +245,7 @@ func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, 
 	if c == nil {
 		return nil, nil
 	}
+	NoteSQL(ctx, sql)
 	return c.Admit(ctx, cls.Lane(sql, explain))
 }
 
@@ -305,6 +314,7 @@ type Slot struct {
 	start    time.Time     // admission asked
 	runSince time.Time     // the current run began
 	ran      time.Duration // time held running, before runSince
+	entry    *entry        // nil unless tracked
 }
 
 // Lane is the lane the slot was admitted to.
@@ -318,6 +328,7 @@ func (s *Slot) Pause() {
 	}
 	s.running = false
 	s.ran += time.Since(s.runSince)
+	s.setState(Sending)
 	if s.c == nil {
 		return
 	}
@@ -345,6 +356,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 		c.running[s.lane]++
 		c.mu.Unlock()
 		s.running, s.runSince = true, time.Now()
+		s.setState(Running)
 		return nil
 	}
 	w := &waiter{lane: s.lane, ready: make(chan struct{})}
@@ -353,6 +365,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 	select {
 	case <-w.ready:
 		s.running, s.runSince = true, time.Now()
+		s.setState(Running)
 		return nil
 	case <-ctx.Done():
 	}
@@ -360,6 +373,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 	defer c.mu.Unlock()
 	if w.done {
 		s.running, s.runSince = true, time.Now()
+		s.setState(Running)
 		return nil
 	}
 	c.resuming[s.lane].Remove(e)
@@ -406,6 +420,7 @@ func (s *Slot) Done() {
 	}
 	s.running = false
 	c.open[s.lane]--
+	c.untrack(s)
 	c.grant()
 	idle := c.idle
 	if c.open[Small]+c.open[Bulk] > 0 || c.queued > 0 {

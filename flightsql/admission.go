@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -60,14 +61,18 @@ func (s *Server) queryTimeout(ctx context.Context) time.Duration {
 	return s.opts.QueryTimeout
 }
 
-// withQueryTimeout bounds ctx by the caller's query timeout. The cancel
-// function must be called.
+// withQueryTimeout bounds ctx by the caller's query timeout, and marks it
+// for the admission controller's list of queries, from which an admin may
+// cancel it. The cancel function must be called.
 func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	u, _ := auth.UserFromContext(ctx)
+	ctx, untrack := admit.Track(ctx, "flight", u.Name)
 	d := s.queryTimeout(ctx)
 	if d <= 0 {
-		return context.WithCancel(ctx)
+		return ctx, untrack
 	}
-	return context.WithTimeoutCause(ctx, d, &timeoutError{d})
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &timeoutError{d})
+	return ctx, func() { cancel(); untrack() }
 }
 
 // timeoutError is the cause of a context ended by the query timeout.
@@ -90,6 +95,7 @@ func (s *Server) preadmit(ctx context.Context, sql string) (slot *admit.Slot, ok
 	if !ok {
 		return nil, false, nil
 	}
+	admit.NoteSQL(ctx, sql)
 	slot, err = s.opts.Admission.Admit(ctx, lane)
 	if err != nil {
 		return nil, true, s.admitStatus(ctx, err)
@@ -149,9 +155,15 @@ func (s *Server) admitStatus(ctx context.Context, err error) error {
 // ctxStatus maps err to a status, naming the query timeout when that is
 // what ended ctx.
 func (s *Server) ctxStatus(ctx context.Context, err error) error {
-	var te *timeoutError
+	var (
+		te *timeoutError
+		ce *admit.CanceledError
+	)
 	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
 		return status.Error(codes.DeadlineExceeded, te.Error())
+	}
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &ce) {
+		return status.Error(codes.Canceled, ce.Error())
 	}
 	return toStatus(err)
 }

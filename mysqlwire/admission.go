@@ -44,12 +44,16 @@ func (s *session) statementTimeout(query bool) (time.Duration, bool) {
 
 // withTimeout bounds ctx by the statement's timeout; cancel must be
 // called.
+// It also marks ctx for the admission controller's list of queries, from
+// which an admin may cancel it.
 func (s *session) withTimeout(ctx context.Context, query bool) (context.Context, context.CancelFunc) {
+	ctx, untrack := admit.Track(ctx, "mysql", s.user.Name)
 	d, fromSession := s.statementTimeout(query)
 	if d <= 0 {
-		return ctx, func() {}
+		return ctx, untrack
 	}
-	return context.WithTimeoutCause(ctx, d, &timeoutError{d: d, session: fromSession})
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &timeoutError{d: d, session: fromSession})
+	return ctx, func() { cancel(); untrack() }
 }
 
 // admit waits for stmt's turn to run (package admit): its lane from the
@@ -76,6 +80,10 @@ func (s *session) stmtError(ctx context.Context, err error) error {
 	var te *timeoutError
 	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
 		return mysql.NewSQLError(mysql.ERQueryTimeout, mysql.SSUnknownSQLState, "%s", te.Error())
+	}
+	var ce *admit.CanceledError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &ce) {
+		return mysql.NewSQLError(mysql.ERQueryInterrupted, mysql.SSUnknownSQLState, "Query execution was interrupted: %s", ce.Error())
 	}
 	return err
 }

@@ -1,6 +1,6 @@
 // Package server assembles a running quiver: the engine, the Flight SQL
 // service, the MySQL-protocol endpoint and the HTTP endpoint (/metrics,
-// /healthz), started in order and stopped in reverse.
+// /healthz and the web console), started in order and stopped in reverse.
 package server
 
 import (
@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -215,7 +217,15 @@ func (s *Server) startHTTP() error {
 	if err != nil {
 		return fmt.Errorf("listen http on %s: %w", s.cfg.HTTPAddr, err)
 	}
+	con, err := console.New(console.Options{Kind: console.KindServe, DB: s.DB, Users: s.sec.users, Tokens: s.sec.tokens,
+		Authorize: func(u auth.User, st *engine.Stmt) error { return s.sec.authorizeUser(u, st, "http") },
+		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	mux := http.NewServeMux()
+	mux.Handle("/", con)
 	mux.Handle("/metrics", promhttp.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.DB.Conn(r.Context())

@@ -1,0 +1,88 @@
+package admit
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestTrack lists tracked statements through their states, leaves
+// untracked ones out, and cancels queued and running ones with a cause
+// that names who did.
+func TestTrack(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Timeout: 5 * time.Second})
+	ctx, done := Track(context.Background(), "flight", "bob")
+	defer done()
+	s, err := c.AdmitSQL(ctx, nil, "SELECT 1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untracked, err := c.Admit(context.Background(), Small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := c.Queries()
+	if len(qs) != 1 || qs[0].User != "bob" || qs[0].Endpoint != "flight" || qs[0].SQL != "SELECT 1" || qs[0].State != Running || qs[0].ID != s.ID() {
+		t.Fatalf("queries: %+v", qs)
+	}
+	s.Pause()
+	if q, _ := c.Lookup(s.ID()); q.State != Sending {
+		t.Fatalf("paused: %v, want sending", q.State)
+	}
+	if err := s.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Both run slots are taken (bulk may use only one, small the other):
+	// a third statement queues, and is listed as queued until canceled.
+	qctx, qdone := Track(context.Background(), "mysql", "eve")
+	defer qdone()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Admit(qctx, Bulk)
+		errc <- err
+	}()
+	var queued Query
+	for deadline := time.Now().Add(5 * time.Second); queued.ID == 0; {
+		for _, q := range c.Queries() {
+			if q.User == "eve" && q.State == Queued {
+				queued = q
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued statement is not listed: %+v", c.Queries())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !c.Cancel(queued.ID, "admin ada") {
+		t.Fatal("cancel of a queued statement found nothing")
+	}
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued statement after cancel: %v", err)
+	}
+	var ce *CanceledError
+	if !errors.As(context.Cause(qctx), &ce) || ce.By != "admin ada" {
+		t.Fatalf("cause: %v", context.Cause(qctx))
+	}
+	if _, ok := c.Lookup(queued.ID); ok {
+		t.Fatal("a canceled queued statement is still listed")
+	}
+
+	// Canceling a running one ends its context; done unlists it.
+	if !c.Cancel(s.ID(), "admin ada") || ctx.Err() == nil {
+		t.Fatal("cancel of a running statement")
+	}
+	s.Done()
+	untracked.Done()
+	if qs := c.Queries(); len(qs) != 0 {
+		t.Fatalf("after done: %+v", qs)
+	}
+	if c.Cancel(s.ID(), "x") {
+		t.Fatal("cancel of a finished statement reported success")
+	}
+	var nilc *Controller
+	if nilc.Queries() != nil || nilc.Cancel(1, "x") {
+		t.Fatal("a nil controller tracks nothing")
+	}
+}

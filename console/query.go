@@ -1,0 +1,420 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/engine"
+)
+
+// arrowStream is the media type of a result: an Arrow IPC stream.
+const arrowStream = "application/vnd.apache.arrow.stream"
+
+// maxWindow bounds the rows of one window (offset/limit) of a result.
+const maxWindow = 100_000
+
+type queryRequest struct {
+	SQL    string `json:"sql"`
+	Offset *int64 `json:"offset"`
+	Limit  *int64 `json:"limit"`
+}
+
+// statusError is a failed request's HTTP status, code and message.
+type statusError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+func (e *statusError) write(w http.ResponseWriter) { writeError(w, e.status, e.code, e.msg) }
+
+// deniedError is a statement the user's role does not permit.
+type deniedError struct{ err error }
+
+func (e *deniedError) Error() string { return e.err.Error() }
+
+// timeoutError is the cause of a statement context ended by the query
+// timeout.
+type timeoutError struct{ d time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("the statement ran longer than the server's --query-timeout of %s and was canceled", e.d)
+}
+
+// failed maps err, which ended a statement run under ctx, to its status.
+func failed(ctx context.Context, err error) *statusError {
+	var (
+		se     *statusError
+		denied *deniedError
+		busy   *admit.BusyError
+		te     *timeoutError
+		ce     *admit.CanceledError
+		ee     *engine.Error
+	)
+	cause := context.Cause(ctx)
+	switch {
+	case errors.As(err, &se):
+		return se
+	case errors.As(err, &denied):
+		return &statusError{http.StatusForbidden, "denied", denied.Error()}
+	case errors.As(err, &busy):
+		return &statusError{http.StatusTooManyRequests, "busy", busy.Error()}
+	case ctx.Err() != nil && errors.As(cause, &te):
+		return &statusError{http.StatusGatewayTimeout, "timeout", te.Error()}
+	case ctx.Err() != nil && errors.As(cause, &ce):
+		return &statusError{http.StatusConflict, "canceled", ce.Error()}
+	case ctx.Err() != nil:
+		return &statusError{http.StatusConflict, "canceled", "the statement was canceled: the request closed"}
+	case errors.As(err, &ee):
+		switch ee.Kind {
+		case engine.KindPermission:
+			return &statusError{http.StatusForbidden, "denied", ee.Msg}
+		case engine.KindResource:
+			return &statusError{http.StatusServiceUnavailable, "resource", ee.Msg}
+		case engine.KindCanceled:
+			return &statusError{http.StatusConflict, "canceled", ee.Msg}
+		case engine.KindInternal:
+			return &statusError{http.StatusInternalServerError, "internal", ee.Msg}
+		}
+		return &statusError{http.StatusBadRequest, "sql", ee.Msg}
+	}
+	return &statusError{http.StatusInternalServerError, "internal", err.Error()}
+}
+
+// run is one statement of the console's, prepared, authorized and
+// admitted; close it.
+type run struct {
+	ctx    context.Context
+	done   []func()
+	conn   *engine.Conn
+	st     *engine.Stmt
+	slot   *admit.Slot
+	sql    string
+	rows   int64
+	cls    *admit.Classifier
+	cancel context.CancelFunc
+}
+
+func (q *run) close() {
+	q.slot.Finish(q.cls, q.sql, q.rows)
+	if q.st != nil {
+		q.st.Close()
+	}
+	if q.conn != nil {
+		q.conn.Release()
+	}
+	for i := len(q.done) - 1; i >= 0; i-- {
+		q.done[i]()
+	}
+}
+
+// start prepares sql for u (a script's earlier statements run, each
+// authorized first), authorizes and admits its last statement, under the
+// request's context: a closed request cancels it, and so does an admin
+// through /api/cancel.
+func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err error) {
+	ctx, untrack := admit.Track(r.Context(), "http", u.Name)
+	q = &run{ctx: ctx, done: []func(){untrack}, sql: sql, cls: c.opts.Classifier}
+	if d := c.opts.QueryTimeout; d > 0 {
+		var cancel context.CancelFunc
+		q.ctx, cancel = context.WithTimeoutCause(q.ctx, d, &timeoutError{d})
+		q.done = append(q.done, cancel)
+	}
+	defer func() {
+		if err != nil {
+			err = failed(q.ctx, err)
+			q.close()
+			q = nil
+		}
+	}()
+	if strings.TrimSpace(sql) == "" {
+		return q, &statusError{http.StatusBadRequest, "sql", "no SQL to run"}
+	}
+	if q.conn, err = c.opts.DB.Conn(q.ctx); err != nil {
+		return q, err
+	}
+	check := func(st *engine.Stmt) error {
+		if c.opts.Authorize == nil {
+			return nil
+		}
+		if err := c.opts.Authorize(u, st); err != nil {
+			return &deniedError{err}
+		}
+		return nil
+	}
+	var multi bool
+	if q.st, multi, err = q.conn.PrepareLast(q.ctx, sql, check); err != nil {
+		return q, err
+	}
+	var explain func() ([]byte, error)
+	if !multi && q.st.NumParams() == 0 {
+		explain = func() ([]byte, error) { return q.conn.ExplainJSON(q.ctx, sql) }
+	}
+	if q.st.NumParams() > 0 {
+		return q, &statusError{http.StatusBadRequest, "sql", fmt.Sprintf("the statement takes %d parameters; the console runs statements without parameters", q.st.NumParams())}
+	}
+	q.slot, err = c.opts.Admission.AdmitSQL(q.ctx, c.opts.Classifier, sql, explain)
+	return q, err
+}
+
+// windowSQL wraps a query so that only rows [offset, offset+limit) of its
+// result come back: the page fetches the part of a large result it shows.
+func windowSQL(sql string, offset, limit int64) string {
+	body := strings.TrimRightFunc(sql, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
+	return fmt.Sprintf("SELECT * FROM (\n%s\n) AS quiver_window LIMIT %d OFFSET %d", body, limit, offset)
+}
+
+func (c *Console) handleQuery(w http.ResponseWriter, r *http.Request, u auth.User) {
+	var req queryRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "request", "the body must be JSON: {\"sql\": \"…\", \"offset\": n, \"limit\": n}: "+err.Error())
+		return
+	}
+	sql := req.SQL
+	window := req.Offset != nil || req.Limit != nil
+	if window {
+		off, lim := int64(0), int64(maxWindow)
+		if req.Offset != nil {
+			off = *req.Offset
+		}
+		if req.Limit != nil {
+			lim = *req.Limit
+		}
+		if off < 0 || lim < 0 || lim > maxWindow {
+			writeError(w, http.StatusBadRequest, "window", fmt.Sprintf("offset must be ≥ 0 and limit between 0 and %d", maxWindow))
+			return
+		}
+		sql = windowSQL(sql, off, lim)
+	}
+	q, err := c.start(r, u, sql)
+	if err != nil {
+		se := err.(*statusError)
+		if window && se.code == "sql" {
+			se.code, se.msg = "window", "this statement's result cannot be fetched in windows: "+se.msg
+		}
+		se.write(w)
+		return
+	}
+	defer q.close()
+	if !q.st.IsQuery() {
+		n, err := q.st.Exec(q.ctx)
+		if err != nil {
+			failed(q.ctx, err).write(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Statement   string `json:"statement"`
+			RowsChanged int64  `json:"rows_changed"`
+		}{q.st.Kind(), max(n, 0)})
+		return
+	}
+	id := queryIDs.Add(1)
+	w.Header().Set("Content-Type", arrowStream)
+	w.Header().Set("X-Query-Id", strconv.FormatUint(id, 10))
+	err = c.stream(w, q, func(schema *arrow.Schema) (batchWriter, error) {
+		return ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(c.opts.DB.Allocator())), nil
+	})
+	c.endStream(w, q, id, u, err)
+}
+
+// endStream ends a result: an error before the first byte is the
+// response; after it, it is kept for /api/query/error and the connection
+// is cut, so that the page sees a broken stream rather than a short one.
+func (c *Console) endStream(w http.ResponseWriter, q *run, id uint64, u auth.User, err error) {
+	if err == nil {
+		return
+	}
+	var sent *sentError
+	if !errors.As(err, &sent) {
+		for _, h := range []string{"Content-Disposition", "X-Query-Id"} {
+			w.Header().Del(h)
+		}
+		failed(q.ctx, err).write(w)
+		return
+	}
+	se := failed(q.ctx, sent.err)
+	c.log.Info("console result broken off", "user", u.Name, "rows", q.rows, "err", se.msg)
+	if id != 0 {
+		c.noteFailure(id, u.Name, se.msg)
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// sentError is an error after the response began.
+type sentError struct{ err error }
+
+func (e *sentError) Error() string { return e.err.Error() }
+
+type batchWriter interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+}
+
+// stream runs q's query and writes its batches with the writer open
+// returns, once the first batch (or the end) is there: an error before
+// that is answered with its status, and the headers the caller set are
+// sent only then. The run slot is given back while a batch goes to the
+// client, which may read slowly.
+func (c *Console) stream(w http.ResponseWriter, q *run, open func(*arrow.Schema) (batchWriter, error)) error {
+	rows, err := q.st.QueryTransient(q.ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	more := rows.Next()
+	if !more && rows.Err() != nil {
+		return rows.Err()
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	bw, err := open(rows.Schema())
+	if err != nil {
+		return &sentError{err}
+	}
+	rc := http.NewResponseController(w)
+	for ; more; more = rows.Next() {
+		rec := rows.RecordBatch()
+		q.slot.Pause()
+		err := bw.Write(rec)
+		if err == nil {
+			err = rc.Flush()
+		}
+		if rerr := q.slot.Resume(q.ctx); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return &sentError{err}
+		}
+		q.rows += rec.NumRows()
+	}
+	if err := rows.Err(); err != nil {
+		return &sentError{err}
+	}
+	if err := bw.Close(); err != nil {
+		return &sentError{err}
+	}
+	return nil
+}
+
+func (c *Console) handleQueryError(w http.ResponseWriter, r *http.Request, u auth.User) {
+	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request", "id must be a result's X-Query-Id")
+		return
+	}
+	c.failedMu.Lock()
+	f, ok := c.failed[id]
+	c.failedMu.Unlock()
+	if !ok || f.user != u.Name {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no error kept for result %d", id))
+		return
+	}
+	writeError(w, http.StatusOK, "sql", f.msg)
+}
+
+// downloads are the formats a result downloads as.
+var downloads = map[string]struct {
+	ext, mime string
+	open      func(io.Writer, *arrow.Schema) (batchWriter, error)
+}{
+	"arrow": {"arrow", "application/vnd.apache.arrow.file", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
+		return ipc.NewFileWriter(w, ipc.WithSchema(s))
+	}},
+	"csv": {"csv", "text/csv; charset=utf-8", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
+		return csvWriter{csv.NewWriter(w, s, csv.WithHeader(true), csv.WithNullWriter(""))}, nil
+	}},
+	"parquet": {"parquet", "application/vnd.apache.parquet", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+		return pqarrow.NewFileWriter(s, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	}},
+}
+
+// csvWriter flushes at the end.
+type csvWriter struct{ *csv.Writer }
+
+func (w csvWriter) Close() error { return w.Flush() }
+
+// handleDownload streams a result to the browser as a file: an HTML form
+// posts it (fields sql, format and csrf), so that the browser writes the
+// file to disk as it arrives.
+func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request, u auth.User) {
+	if err := r.ParseForm(); err != nil {
+		writeError(w, http.StatusBadRequest, "request", "read the form: "+err.Error())
+		return
+	}
+	f, ok := downloads[r.PostFormValue("format")]
+	if !ok {
+		writeError(w, http.StatusBadRequest, "request", fmt.Sprintf("format %q: want parquet, csv or arrow", r.PostFormValue("format")))
+		return
+	}
+	q, err := c.start(r, u, r.PostFormValue("sql"))
+	if err != nil {
+		err.(*statusError).write(w)
+		return
+	}
+	defer q.close()
+	if !q.st.IsQuery() {
+		writeError(w, http.StatusBadRequest, "request", fmt.Sprintf("a %s statement returns no rows to download", q.st.Kind()))
+		return
+	}
+	w.Header().Set("Content-Type", f.mime)
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"result.%s\"", f.ext))
+	err = c.stream(w, q, func(schema *arrow.Schema) (batchWriter, error) { return f.open(w, schema) })
+	c.endStream(w, q, 0, u, err)
+}
+
+type cancelRequest struct {
+	ID string `json:"id"`
+}
+
+// handleCancel cancels a running or queued statement of any endpoint: an
+// admin's any, another user's only their own.
+func (c *Console) handleCancel(w http.ResponseWriter, r *http.Request, u auth.User) {
+	var req cancelRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "request", "the body must be JSON: {\"id\": \"…\"}")
+		return
+	}
+	id, err := strconv.ParseUint(req.ID, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request", fmt.Sprintf("id %q is not a query's id", req.ID))
+		return
+	}
+	q, ok := c.opts.Admission.Lookup(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no query %d is running or queued", id))
+		return
+	}
+	if !u.Role.IsAdmin() && q.User != u.Name {
+		writeError(w, http.StatusForbidden, "denied", fmt.Sprintf("query %d is %s's: only an admin cancels other users' queries", id, q.User))
+		return
+	}
+	by := "admin " + u.Name
+	if !u.Role.IsAdmin() {
+		by = u.Name
+	}
+	if !c.opts.Admission.Cancel(id, by+" from the console") {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("query %d ended already", id))
+		return
+	}
+	c.log.Info("query canceled from the console", "id", id, "by", u.Name, "owner", q.User, "endpoint", q.Endpoint)
+	w.WriteHeader(http.StatusNoContent)
+}
