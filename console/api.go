@@ -60,8 +60,9 @@ func New(opts Options) (*Console, error) {
 }
 
 // open applies what every request gets: the loopback check of a server
-// without users, and headers that keep the page from being framed or
-// sniffed.
+// without users, and headers that keep the page from being framed by
+// other sites or sniffed (the page frames its own downloads, to read
+// their errors).
 func (c *Console) open(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !c.authOn() {
@@ -72,7 +73,7 @@ func (c *Console) open(h http.HandlerFunc) http.HandlerFunc {
 		}
 		hd := w.Header()
 		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("X-Frame-Options", "SAMEORIGIN")
 		hd.Set("Referrer-Policy", "no-referrer")
 		h(w, r)
 	}

@@ -38,7 +38,7 @@ type assets struct {
 
 // contentPolicy lets the page load nothing but its own origin's files.
 const contentPolicy = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; " +
-	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+	"connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'"
 
 func loadAssets() (*assets, error) {
 	sub, err := fs.Sub(files, "assets")

@@ -422,6 +422,12 @@ func TestConsole_Downloads(t *testing.T) {
 	if resp, body := get("xlsx"); resp.StatusCode != 400 || !strings.Contains(string(body), "want parquet, csv or arrow") {
 		t.Fatalf("unknown format: %s %s", resp.Status, body)
 	}
+	// A statement that fails answers its error, not a file.
+	form := url.Values{"sql": {"SELECT * FROM nowhere"}, "format": {"parquet"}, "csrf": {p.csrf}}
+	resp := p.do("POST", "/api/download", strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if e := decode[apiErr](t, resp); resp.StatusCode != 400 || resp.Header.Get("Content-Disposition") != "" || !strings.Contains(e.Error, "nowhere") {
+		t.Fatalf("failed download: %s %q %+v", resp.Status, resp.Header.Get("Content-Disposition"), e)
+	}
 }
 
 // TestConsole_CancelAndDisconnect cancels a running query of another

@@ -644,9 +644,9 @@
     showError('');
     f.submit();
   }
-  // An attachment does not load the frame; an error answer does (and is
-  // not readable there, the server forbids framing), so ask for the
-  // statement's error with an empty window.
+  // An attachment does not load the frame; an error answer does, and the
+  // frame (same origin) holds its JSON. Should it not, ask for the
+  // statement's error with an empty window, which runs nothing.
   async function downloadFrameLoaded() {
     const p = downloadPending;
     downloadPending = null;
