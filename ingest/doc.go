@@ -75,6 +75,17 @@
 // _offset columns identify such rows. Static membership (a stable instance
 // id) makes a restarted process get its partitions back instead.
 //
+// # Watching a run
+//
+// Run returns a Report, logged every Config.ReportInterval too; the
+// Prometheus metrics (quiver_ingest_*) and Pipeline.Live follow the run as
+// it goes. Live is the web console's ingest view: the counts, each
+// assigned partition's next offset, high watermark and lag (the source
+// reports the watermarks every fetch brings, and looks up those of
+// partitions no fetch brought news of), the segments sealed, exported and
+// waiting, the disk guard, and the last error the pipeline logged at error
+// level, the source reported, or Run returned.
+//
 // # The lake
 //
 // With Config.Lake, sealed files go to Apache Iceberg tables instead of

@@ -104,17 +104,29 @@ func (h handler) Committed() Offsets {
 }
 
 func (h handler) Assigned(ctx context.Context, topic string, partitions []int32) error {
-	if h.p.sink == nil || len(partitions) == 0 {
-		return nil
+	if h.p.sink != nil && len(partitions) > 0 {
+		if err := h.p.lakeAssigned(ctx, topic, partitions); err != nil {
+			return err
+		}
 	}
-	return h.p.lakeAssigned(ctx, topic, partitions)
+	h.p.noteAssigned(topic, partitions)
+	return nil
 }
 
 func (h handler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (Offsets, error) {
+	defer h.p.noteReleased(topic, partitions)
 	if h.p.sink == nil {
 		return h.Flush(ctx)
 	}
 	return h.p.lakeRelease(ctx, topic, partitions, commit)
+}
+
+func (h handler) Watermarks(topic string, marks map[int32]int64) { h.p.noteWatermarks(topic, marks) }
+
+func (h handler) ReportError(err error) {
+	if err != nil {
+		h.p.noteError(err.Error(), time.Now())
+	}
 }
 
 func (h handler) StoredWins() bool { return h.p.sink != nil }

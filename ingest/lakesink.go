@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,6 +66,8 @@ type icebergSink struct {
 	mu    sync.Mutex
 	owned map[int32]bool
 	ended map[int32]int64 // the main table's end offsets, as last seen
+
+	commits atomic.Int64 // segments committed, for Live
 }
 
 // sinkTable is one local table and the Iceberg table it goes to.
@@ -218,6 +221,7 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 	}
 	st.Duration = time.Since(start)
 	lakeCommits.Inc()
+	s.commits.Add(1)
 	lakeCommitSeconds.Observe(st.Duration.Seconds())
 	return st, nil
 }

@@ -107,4 +107,28 @@ var (
 		Name: "quiver_ingest_lake_backlog_segments",
 		Help: "Sealed segments waiting to be committed to the lake (or exported).",
 	})
+	segmentsSealed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_segments_sealed_total",
+		Help: "Live DuckDB files sealed for export or the lake (as quiver_ingest_duckdb_files_total).",
+	})
+	segmentsExported = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_segments_exported_total",
+		Help: "Sealed segments exported to Parquet or committed to the lake, and deleted.",
+	})
+	highWatermark = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_ingest_high_watermark",
+		Help: "High watermark per assigned partition, as the source last saw it.",
+	}, []string{"topic", "partition"})
+	consumerLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_ingest_consumer_lag",
+		Help: "Messages per assigned partition not yet committed to DuckDB: high watermark less next offset.",
+	}, []string{"topic", "partition"})
+	diskFreeBytes = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_ingest_disk_free_bytes",
+		Help: "Free bytes on the file system holding the live database, measured every two seconds.",
+	})
+	errorsTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_errors_total",
+		Help: "Errors the pipeline logged or hit (its status shows the last one), retried ones included.",
+	})
 )

@@ -56,6 +56,12 @@ type Pipeline struct {
 	dead       atomic.Int64
 	bytes      atomic.Int64
 	runCalls   atomic.Int32
+
+	// For Live: refs is set once Run has set up, diskFree is the last
+	// measurement (-1: none), live the positions and the last error.
+	refs     atomic.Pointer[liveRefs]
+	diskFree atomic.Int64
+	live     liveState
 }
 
 // New validates cfg and returns a pipeline. It compiles the decode plan
@@ -75,7 +81,16 @@ func New(cfg Config) (*Pipeline, error) {
 	if sc.norm == nil {
 		cfg.NormTable = ""
 	}
-	return &Pipeline{cfg: cfg, log: cfg.Logger.With("component", "ingest"), schemas: sc}, nil
+	p := &Pipeline{cfg: cfg, schemas: sc}
+	p.diskFree.Store(-1)
+	if cfg.Lake != nil {
+		p.live.topic = cfg.Lake.Topic
+	}
+	// Every part of the pipeline logs through cfg.Logger: the tap makes
+	// the last error any of them logs the one Live shows.
+	p.cfg.Logger = slog.New(errorTap{next: cfg.Logger.Handler(), note: p.noteError})
+	p.log = p.cfg.Logger.With("component", "ingest")
+	return p, nil
 }
 
 // Config returns the configuration with defaults filled in.
@@ -86,16 +101,26 @@ func (p *Pipeline) Config() Config { return p.cfg }
 // is idle for Config.IdleExit. It then drains: everything delivered is
 // committed, and a running export gets Config.ShutdownTimeout to finish.
 // It returns the final report, and the first error that stopped the run
-// (nil when ctx ended it).
-func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
+// (nil when ctx ended it). Live may be called meanwhile.
+func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) {
 	if p.runCalls.Add(1) > 1 {
 		return Report{}, errors.New("run pipeline: Run may be called only once")
 	}
+	defer func() {
+		if err != nil {
+			p.noteError(err.Error(), time.Now())
+		}
+	}()
 	p.start = time.Now()
 	if cc, ok := src.(ClientCounter); ok {
 		p.clients = cc.Clients()
 	} else {
 		p.clients = 1
+	}
+	if tn, ok := src.(TopicNamer); ok {
+		p.live.mu.Lock()
+		p.live.setTopic(tn.Topic())
+		p.live.mu.Unlock()
 	}
 	st, err := openStore(ctx, &p.cfg, p.schemas)
 	if err != nil {
@@ -128,6 +153,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 		p.seq.fail(err)
 		fail(err)
 	}
+	p.refs.Store(&liveRefs{store: st, rotator: p.rotator, sink: p.sink})
 
 	// Stages: they stop when their input closes (a drain) or when stop is
 	// done (a failure, or a drain that overran the shutdown timeout).
@@ -185,10 +211,8 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 		}
 	}()
 	goHelper(p.reportLoop)
-	if g := p.diskGuard(); g.Enabled() || p.sink != nil {
-		p.checkDisk(g)
-		goHelper(p.diskLoop)
-	}
+	p.checkDisk(p.diskGuard())
+	goHelper(p.diskLoop)
 	if p.cfg.IdleExit > 0 {
 		goHelper(func(ctx context.Context) { p.idleLoop(ctx, stopSrc) })
 	}
@@ -224,7 +248,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (Report, error) {
 	stopExports()
 	exports.Wait()
 
-	rep := p.report()
+	rep = p.report()
 	if cause := context.Cause(stop); cause != nil && !errors.Is(cause, context.Canceled) {
 		return rep, cause
 	}
@@ -434,11 +458,7 @@ func (p *Pipeline) insertLoop(ctx context.Context, work <-chan *decoded) error {
 		deadLettersTotal.Add(float64(dead))
 		bytesTotal.Add(float64(d.bytes))
 		batchesTotal.Inc()
-		for t, ps := range d.offsets {
-			for part, n := range ps {
-				nextOffset.WithLabelValues(t, fmt.Sprint(part)).Set(float64(n))
-			}
-		}
+		p.noteCommitted(d.offsets)
 		p.lastCommit.Store(time.Now().UnixNano())
 		p.seq.finish(d.seq)
 	}

@@ -48,9 +48,10 @@ type rotator struct {
 	busy    bool           // the exporter owns queue[0] and a connection
 	wake    chan struct{}
 
-	files    int
+	files    int // sealed
 	bytes    int64
 	lifetime time.Duration
+	exported int // segments exported (or committed to the lake) and deleted
 }
 
 // segmentSink takes sealed segments: a Parquet exporter, or the Iceberg
@@ -121,6 +122,7 @@ func (r *rotator) rotateLocked(ctx context.Context) error {
 	avg := r.lifetime / time.Duration(r.files)
 	r.mu.Unlock()
 	duckdbFiles.Inc()
+	segmentsSealed.Inc()
 	duckdbFileBytes.Add(float64(size))
 	fileAvgDuration.Set(avg.Seconds())
 	r.log.Info("rotated database file", "segment", seg.ID, "MB", size>>20, "lived", lived.Round(time.Millisecond))
@@ -218,8 +220,18 @@ func (r *rotator) unhold() {
 func (r *rotator) pop() {
 	r.mu.Lock()
 	r.queue = r.queue[1:]
+	r.exported++
 	lakeBacklog.Set(float64(len(r.queue)))
 	r.mu.Unlock()
+	segmentsExported.Inc()
+}
+
+// counts returns the segments sealed and exported so far, and how many
+// wait for export.
+func (r *rotator) counts() (sealed, exported, backlog int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.files, r.exported, len(r.queue)
 }
 
 // exportFunc exports one sealed segment on conn.

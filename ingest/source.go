@@ -51,10 +51,25 @@ type Handler interface {
 	// a further Kafka offset means another process ingested the rows into
 	// its own database).
 	StoredWins() bool
+	// Watermarks records partitions' high watermarks as the source last
+	// saw them (every fetch carries them), for the consumer lag that
+	// Pipeline.Live and the metrics show. It does not block.
+	Watermarks(topic string, marks map[int32]int64)
+	// ReportError records an error the source hit and carries on after (a
+	// failed fetch or offset commit, which it retries), so that
+	// Pipeline.Live shows it. An error that stops the source is returned
+	// by Run instead.
+	ReportError(err error)
 }
 
 // ClientCounter is implemented by sources that consume with several
 // clients, for the report's kafka_clients line.
 type ClientCounter interface {
 	Clients() int
+}
+
+// TopicNamer is implemented by sources that consume one topic, for
+// Pipeline.Live's topic.
+type TopicNamer interface {
+	Topic() string
 }

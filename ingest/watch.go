@@ -113,13 +113,17 @@ func (p *Pipeline) diskGuard() lake.DiskGuard {
 }
 
 // checkDisk pauses or resumes consumption as the disk guard and, with a
-// lake, the backlog of files waiting for it say.
+// lake, the backlog of files waiting for it say, and measures the free
+// space for Live even when the guard is off.
 func (p *Pipeline) checkDisk(g lake.DiskGuard) {
 	paused := p.paused.Load()
 	var st lake.DiskStatus
 	if g.Enabled() {
 		st = g.Check(paused)
+	} else {
+		st.Free = freeBytes(g.FreeOn)
 	}
+	p.setDiskFree(st.Free)
 	over, reason := st.Over, st.Reason
 	if p.sink != nil && !over {
 		over, reason = p.lakeBehind(paused)
@@ -164,9 +168,6 @@ func (p *Pipeline) lakeBehind(paused bool) (bool, string) {
 // checks once before the source starts).
 func (p *Pipeline) diskLoop(ctx context.Context) {
 	g := p.diskGuard()
-	if !g.Enabled() && p.sink == nil {
-		return
-	}
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {

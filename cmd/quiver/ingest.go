@@ -6,16 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
@@ -62,7 +65,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		ceilingMB    = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
 		minFreeMB    = fs.Int64("min-free-mb", 1024, "pause consumption while the disk has less free space in MB (0: no floor)")
 		reportEvery  = fs.Duration("report-interval", 10*time.Second, "log a progress report this often")
-		httpAddr     = fs.String("http", "", "serve /metrics and /healthz on HOST:PORT (optional; port 0 picks one)")
+		httpAddr     = fs.String("http", "", "serve the web console's ingest view, /metrics and /healthz on HOST:PORT (optional; port 0 picks one)")
 		clients      = fs.Int("kafka-clients", 1, "consumer-group members in this process")
 		instanceID   = fs.String("instance-id", "", "static group membership id, so a restarted process gets its partitions back at once (default: derived from the host name and --db; 'none': dynamic membership)")
 		sessionTO    = fs.Duration("session-timeout", 0, "consumer-group session timeout (0: franz-go's 45s)")
@@ -240,7 +243,17 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	log.Info("topic found", "topic", *topic, "partitions", parts)
 
 	if *httpAddr != "" {
-		stop, err := serveMetrics(*httpAddr)
+		// The console's ingest view reads the pipeline through pipe, so the
+		// server may start before the pipeline exists.
+		var pipe atomic.Pointer[ingest.Pipeline]
+		pipe.Store(p)
+		live := func() any {
+			if p := pipe.Load(); p != nil {
+				return p.Live()
+			}
+			return nil
+		}
+		stop, err := serveMetrics(*httpAddr, live, log)
 		if err != nil {
 			return err
 		}
@@ -345,8 +358,14 @@ func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
 	return keys, nil
 }
 
-// serveMetrics serves /metrics and /healthz until the returned stop runs.
-func serveMetrics(addr string) (func(), error) {
+// serveMetrics serves /metrics, /healthz and, at /, the web console's
+// ingest view, which shows what live returns (nil: nothing yet), until the
+// returned stop runs.
+func serveMetrics(addr string, live func() any, log *slog.Logger) (func(), error) {
+	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, usagef("--http: %v", err)
@@ -354,6 +373,7 @@ func serveMetrics(addr string) (func(), error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("/", con)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()

@@ -1259,7 +1259,7 @@
     set('ingest-backlog', num(ing.backlog_segments), ing.backlog_segments > 0 ? 'bad' : '');
     const disk = ing.disk || {};
     set('ingest-disk-free', disk.free_bytes == null ? '–' : fmtBytes(disk.free_bytes));
-    set('ingest-paused', disk.paused ? 'paused: disk low' : 'not paused', disk.paused ? 'bad' : 'ok');
+    set('ingest-paused', disk.paused ? 'paused (disk guard, or the lake is behind)' : 'not paused', disk.paused ? 'bad' : 'ok');
 
     const body = $('ingest-partitions').tBodies[0];
     const rows = (ing.partitions || []).map((p) => {

@@ -24,6 +24,11 @@ const flushTimeout = 45 * time.Second
 // errorBackoff is the pause after a poll that returned only errors.
 const errorBackoff = 250 * time.Millisecond
 
+// watermarkRefresh is how often a member looks up the high watermarks of
+// its partitions that no fetch brought news of meanwhile (caught up and
+// idle, or paused), so the lag the pipeline shows stays current.
+const watermarkRefresh = 5 * time.Second
+
 // ErrUnknownTopic is returned by Check when the topic does not exist.
 var ErrUnknownTopic = errors.New("unknown topic")
 
@@ -48,6 +53,9 @@ func New(opts ...Opt) (*Source, error) {
 
 // Clients is how many group members the source runs.
 func (s *Source) Clients() int { return s.cfg.clients }
+
+// Topic is the topic the source consumes.
+func (s *Source) Topic() string { return s.cfg.topic }
 
 // Check connects to the brokers and looks the topic up, so that a wrong
 // address or topic fails at start with a clear message. It returns the
@@ -117,15 +125,16 @@ type member struct {
 
 	mu       sync.Mutex
 	assigned map[string]map[int32]bool
-	sent     ingest.Offsets // last offsets committed to Kafka
-	commitMu sync.Mutex     // one commit at a time
-	failed   error          // set under mu when a partition could not be taken on
-	kick     chan struct{}  // asks commitLoop to commit now
+	sent     ingest.Offsets      // last offsets committed to Kafka
+	commitMu sync.Mutex          // one commit at a time
+	failed   error               // set under mu when a partition could not be taken on
+	kick     chan struct{}       // asks commitLoop to commit now
+	marked   map[int32]time.Time // when a fetch last brought a partition's high watermark
 }
 
 func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
 	m := &member{s: s, h: h, log: s.log.With("member", i), assigned: map[string]map[int32]bool{}, sent: ingest.Offsets{},
-		kick: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1), marked: map[int32]time.Time{}}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(s.cfg.brokers...),
 		kgo.ConsumerGroup(s.cfg.group),
@@ -169,8 +178,11 @@ func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
 func (m *member) run(ctx context.Context) error {
 	commits := make(chan struct{})
 	go func() { defer close(commits); m.commitLoop(ctx) }()
+	marks := make(chan struct{})
+	go func() { defer close(marks); m.watermarkLoop(ctx) }()
 	err := m.poll(ctx)
 	<-commits
+	<-marks
 	m.shutdown()
 	if ctx.Err() != nil {
 		return nil
@@ -206,10 +218,18 @@ func (m *member) poll(ctx context.Context) error {
 			if !errors.Is(err, context.Canceled) {
 				fetchFailed = true
 				m.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+				m.h.ReportError(fmt.Errorf("fetch %s partition %d: %w", t, p, err))
 			}
 		})
 		var chunks []ingest.Chunk
+		marks := map[string]map[int32]int64{}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if p.Err == nil && p.HighWatermark >= 0 {
+				if marks[p.Topic] == nil {
+					marks[p.Topic] = map[int32]int64{}
+				}
+				marks[p.Topic][p.Partition] = p.HighWatermark
+			}
 			if len(p.Records) == 0 {
 				return
 			}
@@ -219,6 +239,7 @@ func (m *member) poll(ctx context.Context) error {
 			}
 			chunks = append(chunks, ingest.Chunk{Topic: p.Topic, Partition: p.Partition, Messages: msgs})
 		})
+		m.noteWatermarks(marks)
 		err := m.h.Deliver(ctx, chunks)
 		m.cl.AllowRebalance()
 		if err != nil {
@@ -247,6 +268,7 @@ func (m *member) shutdown() {
 	m.mu.Unlock()
 	if off, err := m.h.Release(ctx, m.s.cfg.topic, parts, true); err != nil {
 		m.log.Warn("committing at shutdown failed; what was not committed is consumed again", "err", err)
+		m.h.ReportError(fmt.Errorf("commit at shutdown: %w", err))
 	} else {
 		m.commit(ctx, off, nil)
 	}
@@ -314,6 +336,7 @@ func (m *member) commit(ctx context.Context, off ingest.Offsets, only map[string
 	if cerr != nil {
 		if ctx.Err() == nil {
 			m.log.Warn("committing offsets to Kafka failed (DuckDB holds them; this only delays other consumers)", "err", cerr)
+			m.h.ReportError(fmt.Errorf("commit offsets to Kafka: %w", cerr))
 		}
 		return
 	}
@@ -369,6 +392,7 @@ func (m *member) onAssigned(ctx context.Context, cl *kgo.Client, added map[strin
 	for t, ps := range added {
 		if err := m.h.Assigned(ctx, t, ps); err != nil {
 			m.log.Error("cannot take on assigned partitions", "topic", t, "partitions", ps, "err", err)
+			m.h.ReportError(fmt.Errorf("take on partitions %v of %s: %w", ps, t, err))
 			m.mu.Lock()
 			if m.failed == nil {
 				m.failed = fmt.Errorf("take on partitions %v of %s: %w", ps, t, err)
@@ -442,6 +466,7 @@ func (m *member) giveUp(ctx context.Context, parts map[string][]int32, commit bo
 		case rerr != nil:
 			err = rerr
 			m.log.Warn("committing before giving up partitions failed", "partitions", ps, "err", rerr)
+			m.h.ReportError(fmt.Errorf("commit before giving up partitions %v of %s: %w", ps, t, rerr))
 		case commit:
 			m.commit(ctx, off, parts)
 		}
@@ -451,10 +476,77 @@ func (m *member) giveUp(ctx context.Context, parts map[string][]int32, commit bo
 		for _, p := range ps {
 			delete(m.assigned[t], p)
 			delete(m.sent[t], p)
+			if t == m.s.cfg.topic {
+				delete(m.marked, p)
+			}
 		}
 	}
 	m.mu.Unlock()
 	m.log.Info("partitions given up", "partitions", parts, "committed_to_kafka", commit && err == nil)
+}
+
+// noteWatermarks hands the high watermarks a poll brought to the pipeline.
+func (m *member) noteWatermarks(marks map[string]map[int32]int64) {
+	if len(marks) == 0 {
+		return
+	}
+	now := time.Now()
+	m.mu.Lock()
+	for p := range marks[m.s.cfg.topic] {
+		m.marked[p] = now
+	}
+	m.mu.Unlock()
+	for t, ps := range marks {
+		m.h.Watermarks(t, ps)
+	}
+}
+
+// watermarkLoop looks up, every watermarkRefresh, the high watermarks of
+// the member's partitions that no fetch reported meanwhile: franz-go hands
+// out only fetches that carry records, so a caught-up partition's, or a
+// paused member's, would go stale while messages arrive.
+func (m *member) watermarkLoop(ctx context.Context) {
+	t := time.NewTicker(watermarkRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			m.refreshWatermarks(ctx)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (m *member) refreshWatermarks(ctx context.Context) {
+	topic := m.s.cfg.topic
+	now := time.Now()
+	var stale []int32
+	m.mu.Lock()
+	for p := range m.assigned[topic] {
+		if now.Sub(m.marked[p]) >= watermarkRefresh {
+			stale = append(stale, p)
+		}
+	}
+	m.mu.Unlock()
+	if len(stale) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, watermarkRefresh)
+	defer cancel()
+	ends, err := kadm.NewClient(m.cl).ListEndOffsets(ctx, topic)
+	if err != nil && ctx.Err() == nil {
+		m.log.Debug("look up high watermarks", "topic", topic, "err", err)
+	}
+	marks := map[int32]int64{}
+	for _, p := range stale {
+		if o, ok := ends.Lookup(topic, p); ok && o.Err == nil && o.Offset >= 0 {
+			marks[p] = o.Offset
+		}
+	}
+	if len(marks) > 0 {
+		m.h.Watermarks(topic, marks)
+	}
 }
 
 func contains(ps []int32, p int32) bool {

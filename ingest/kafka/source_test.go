@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"testing"
@@ -28,13 +29,14 @@ type fakeHandler struct {
 	seen      map[int32][]int64
 	total     int
 	flushes   int
+	marks     map[int32]int64 // high watermarks reported
 }
 
 func newFakeHandler(stored ingest.Offsets) *fakeHandler {
 	if stored == nil {
 		stored = ingest.Offsets{}
 	}
-	return &fakeHandler{stored: stored, committed: stored.Clone(), seen: map[int32][]int64{}}
+	return &fakeHandler{stored: stored, committed: stored.Clone(), seen: map[int32][]int64{}, marks: map[int32]int64{}}
 }
 
 func (h *fakeHandler) Ready(ctx context.Context) error { return ctx.Err() }
@@ -72,6 +74,16 @@ func (h *fakeHandler) Release(ctx context.Context, _ string, _ []int32, _ bool) 
 }
 
 func (h *fakeHandler) StoredWins() bool { return false }
+
+func (h *fakeHandler) Watermarks(_ string, marks map[int32]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p, n := range marks {
+		h.marks[p] = max(h.marks[p], n)
+	}
+}
+
+func (h *fakeHandler) ReportError(error) {}
 
 func (h *fakeHandler) Committed() ingest.Offsets {
 	h.mu.Lock()
@@ -197,6 +209,48 @@ func TestSource_ConsumeAndCommit(t *testing.T) {
 	}
 	if h.flushes == 0 {
 		t.Error("no flush before leaving the group")
+	}
+	for p := int32(0); p < parts; p++ {
+		if want := int64(n / parts); h.marks[p] != want {
+			t.Errorf("partition %d: high watermark reported %d, want %d", p, h.marks[p], want)
+		}
+	}
+}
+
+// TestSource_WatermarksWhenCaughtUp checks that the high watermarks of
+// partitions with nothing to consume are looked up: no fetch reports them.
+func TestSource_WatermarksWhenCaughtUp(t *testing.T) {
+	const n, parts = 300, 3
+	addrs := cluster(t, parts)
+	produce(t, addrs, parts, n)
+	stored := ingest.Offsets{}
+	for p := int32(0); p < parts; p++ {
+		stored.Set(topic, p, n/parts)
+	}
+	h := newFakeHandler(stored)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- newSource(t, addrs, "g").Run(ctx, h) }()
+	marks := func() map[int32]int64 {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return maps.Clone(h.marks)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(marks()) < parts && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for p := int32(0); p < parts; p++ {
+		if got := marks()[p]; got != n/parts {
+			t.Errorf("partition %d: high watermark %d, want %d (all: %v)", p, got, n/parts, marks())
+		}
+	}
+	if h.count() != 0 {
+		t.Errorf("consumed %d records, want none", h.count())
 	}
 }
 
