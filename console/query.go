@@ -110,10 +110,14 @@ type run struct {
 	sql    string
 	rows   int64
 	cls    *admit.Classifier
-	cancel context.CancelFunc
+	// outcome is what close counts the statement as: "ok", or the code
+	// of the error that ended it.
+	outcome string
 }
 
 func (q *run) close() {
+	statementsTotal.WithLabelValues(q.outcome).Inc()
+	rowsSent.Add(float64(q.rows))
 	q.slot.Finish(q.cls, q.sql, q.rows)
 	if q.st != nil {
 		q.st.Close()
@@ -132,7 +136,7 @@ func (q *run) close() {
 // through /api/cancel.
 func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err error) {
 	ctx, untrack := admit.Track(r.Context(), "http", u.Name)
-	q = &run{ctx: ctx, done: []func(){untrack}, sql: sql, cls: c.opts.Classifier}
+	q = &run{ctx: ctx, done: []func(){untrack}, sql: sql, cls: c.opts.Classifier, outcome: "ok"}
 	if d := c.opts.QueryTimeout; d > 0 {
 		var cancel context.CancelFunc
 		q.ctx, cancel = context.WithTimeoutCause(q.ctx, d, &timeoutError{d})
@@ -140,7 +144,8 @@ func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err e
 	}
 	defer func() {
 		if err != nil {
-			err = failed(q.ctx, err)
+			se := failed(q.ctx, err)
+			err, q.outcome = se, se.code
 			q.close()
 			q = nil
 		}
@@ -217,7 +222,9 @@ func (c *Console) handleQuery(w http.ResponseWriter, r *http.Request, u auth.Use
 	if !q.st.IsQuery() {
 		n, err := q.st.Exec(q.ctx)
 		if err != nil {
-			failed(q.ctx, err).write(w)
+			se := failed(q.ctx, err)
+			q.outcome = se.code
+			se.write(w)
 			return
 		}
 		writeJSON(w, http.StatusOK, struct {
@@ -247,10 +254,13 @@ func (c *Console) endStream(w http.ResponseWriter, q *run, id uint64, u auth.Use
 		for _, h := range []string{"Content-Disposition", "X-Query-Id"} {
 			w.Header().Del(h)
 		}
-		failed(q.ctx, err).write(w)
+		se := failed(q.ctx, err)
+		q.outcome = se.code
+		se.write(w)
 		return
 	}
 	se := failed(q.ctx, sent.err)
+	q.outcome = se.code
 	c.log.Info("console result broken off", "user", u.Name, "rows", q.rows, "err", se.msg)
 	if id != 0 {
 		c.noteFailure(id, u.Name, se.msg)

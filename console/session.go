@@ -140,6 +140,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	g := c.opts.Users.Guard()
 	if g != nil {
 		if err := g.Allow(guardProto, name, r.RemoteAddr); err != nil {
+			loginsTotal.WithLabelValues("limited").Inc()
 			writeError(w, http.StatusTooManyRequests, "auth", err.Error())
 			return
 		}
@@ -149,12 +150,14 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		if g != nil {
 			g.Failed(guardProto, name, r.RemoteAddr, err)
 		}
+		loginsTotal.WithLabelValues("failed").Inc()
 		writeError(w, http.StatusUnauthorized, "auth", fmt.Sprintf("authentication failed for user %q", name))
 		return
 	}
 	if g != nil {
 		g.Succeeded(guardProto, u.Name, r.RemoteAddr)
 	}
+	loginsTotal.WithLabelValues("ok").Inc()
 	token, expires, err := c.opts.Tokens.Issue(u)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "auth", err.Error())
