@@ -102,14 +102,14 @@ func failed(ctx context.Context, err error) *statusError {
 // run is one statement of the console's, prepared, authorized and
 // admitted; close it.
 type run struct {
-	ctx    context.Context
-	done   []func()
-	conn   *engine.Conn
-	st     *engine.Stmt
-	slot   *admit.Slot
-	sql    string
-	rows   int64
-	cls    *admit.Classifier
+	ctx  context.Context
+	done []func()
+	conn *engine.Conn
+	st   *engine.Stmt
+	slot *admit.Slot
+	sql  string
+	rows int64
+	cls  *admit.Classifier
 	// outcome is what close counts the statement as: "ok", or the code
 	// of the error that ended it.
 	outcome string
