@@ -5,22 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/filesio"
 )
 
 // arrowStream is the media type of a result: an Arrow IPC stream.
@@ -340,27 +336,23 @@ func (c *Console) handleQueryError(w http.ResponseWriter, r *http.Request, u aut
 	writeError(w, http.StatusOK, "sql", f.msg)
 }
 
-// downloads are the formats a result downloads as.
-var downloads = map[string]struct {
-	ext, mime string
-	open      func(io.Writer, *arrow.Schema) (batchWriter, error)
-}{
-	"arrow": {"arrow", "application/vnd.apache.arrow.file", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
-		return ipc.NewFileWriter(w, ipc.WithSchema(s))
-	}},
-	"csv": {"csv", "text/csv; charset=utf-8", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
-		return csvWriter{csv.NewWriter(w, s, csv.WithHeader(true), csv.WithNullWriter(""))}, nil
-	}},
-	"parquet": {"parquet", "application/vnd.apache.parquet", func(w io.Writer, s *arrow.Schema) (batchWriter, error) {
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
-		return pqarrow.NewFileWriter(s, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	}},
+// downloads are the formats a result downloads as: the extension and
+// media type. Arrow is written by arrow-go's IPC file writer; CSV, JSON
+// (a line per row) and Parquet by DuckDB's own writers (package filesio,
+// as quiver query -o writes them), which write every DuckDB type.
+var downloads = map[string]struct{ ext, mime string }{
+	"arrow":   {"arrow", "application/vnd.apache.arrow.file"},
+	"csv":     {"csv", "text/csv; charset=utf-8"},
+	"json":    {"jsonl", "application/x-ndjson"},
+	"parquet": {"parquet", "application/vnd.apache.parquet"},
 }
 
-// csvWriter flushes at the end.
-type csvWriter struct{ *csv.Writer }
-
-func (w csvWriter) Close() error { return w.Flush() }
+// Bounds of the DuckDB that writes a download's CSV, JSON or Parquet:
+// one thread, and memory for a few row groups.
+const (
+	writerThreads = 1
+	writerMemory  = "256MB"
+)
 
 // handleDownload streams a result to the browser as a file: an HTML form
 // posts it (fields sql, format and csrf), so that the browser writes the
@@ -370,9 +362,10 @@ func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request, u auth.
 		writeError(w, http.StatusBadRequest, "request", "read the form: "+err.Error())
 		return
 	}
-	f, ok := downloads[r.PostFormValue("format")]
+	format := r.PostFormValue("format")
+	f, ok := downloads[format]
 	if !ok {
-		writeError(w, http.StatusBadRequest, "request", fmt.Sprintf("format %q: want parquet, csv or arrow", r.PostFormValue("format")))
+		writeError(w, http.StatusBadRequest, "request", fmt.Sprintf("format %q: want parquet, csv, json or arrow", format))
 		return
 	}
 	q, err := c.start(r, u, r.PostFormValue("sql"))
@@ -387,8 +380,76 @@ func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request, u auth.
 	}
 	w.Header().Set("Content-Type", f.mime)
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"result.%s\"", f.ext))
-	err = c.stream(w, q, func(schema *arrow.Schema) (batchWriter, error) { return f.open(w, schema) })
+	if format == "arrow" {
+		err = c.stream(w, q, func(schema *arrow.Schema) (batchWriter, error) { return ipc.NewFileWriter(w, ipc.WithSchema(schema)) })
+	} else {
+		err = c.writeFile(w, q, format)
+	}
 	c.endStream(w, q, 0, u, err)
+}
+
+// writeFile streams q's result to w through DuckDB's writer for format,
+// once the first batch (or the end) is there, as stream does.
+func (c *Console) writeFile(w http.ResponseWriter, q *run, format string) error {
+	rows, err := q.st.Query(q.ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	more := rows.Next()
+	if !more && rows.Err() != nil {
+		return rows.Err()
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	sr := &slotReader{Rows: rows, q: q, first: more}
+	q.slot.Pause()
+	err = filesio.Write(q.ctx, sr, w, format, filesio.WithThreads(writerThreads), filesio.WithMemoryLimit(writerMemory))
+	if err == nil {
+		err = sr.err
+	}
+	if err != nil {
+		return &sentError{err}
+	}
+	return nil
+}
+
+// slotReader hands a result's batches to the writing DuckDB, holding the
+// run slot only while the next batch is made: the time the writer and the
+// client take is paused time. The first batch is already there.
+type slotReader struct {
+	*engine.Rows
+	q     *run
+	first bool
+	err   error
+}
+
+func (r *slotReader) Next() bool {
+	if r.first {
+		r.first = false
+		r.q.rows += r.RecordBatch().NumRows()
+		return true
+	}
+	if r.err != nil {
+		return false
+	}
+	if err := r.q.slot.Resume(r.q.ctx); err != nil {
+		r.err = err
+		return false
+	}
+	more := r.Rows.Next()
+	r.q.slot.Pause()
+	if more {
+		r.q.rows += r.RecordBatch().NumRows()
+	}
+	return more
+}
+
+func (r *slotReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Rows.Err()
 }
 
 type cancelRequest struct {

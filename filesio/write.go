@@ -49,7 +49,7 @@ func WriteFile(ctx context.Context, r array.RecordReader, path, format string) e
 		p.Abort()
 		return err
 	}
-	if err := copyTo(ctx, r, name, opts); err != nil {
+	if err := copyTo(ctx, r, name, opts, writeConfig{}); err != nil {
 		p.Abort()
 		if rerr := r.Err(); rerr != nil {
 			return rerr
@@ -59,10 +59,28 @@ func WriteFile(ctx context.Context, r array.RecordReader, path, format string) e
 	return p.Commit()
 }
 
+// WriteOption bounds the DuckDB that writes.
+type WriteOption func(*writeConfig)
+
+type writeConfig struct {
+	threads int
+	memory  string
+}
+
+// WithThreads bounds the writing DuckDB's threads.
+func WithThreads(n int) WriteOption { return func(c *writeConfig) { c.threads = n } }
+
+// WithMemoryLimit sets the writing DuckDB's memory_limit ("256MB").
+func WithMemoryLimit(limit string) WriteOption { return func(c *writeConfig) { c.memory = limit } }
+
 // Write streams every batch of r to w in format (csv, json or parquet).
 // DuckDB writes into a pipe that a goroutine copies to w; Write returns
 // once both are done. If w fails, the write stops with w's error.
-func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string) error {
+func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string, wopts ...WriteOption) error {
+	var cfg writeConfig
+	for _, o := range wopts {
+		o(&cfg)
+	}
 	opts, err := optionsFor(format)
 	if err != nil {
 		return err
@@ -83,7 +101,7 @@ func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string
 		pr.Close()
 		copied <- err
 	}()
-	err = copyTo(ctx, r, fmt.Sprintf("/dev/fd/%d", pw.Fd()), opts)
+	err = copyTo(ctx, r, fmt.Sprintf("/dev/fd/%d", pw.Fd()), opts, cfg)
 	pw.Close()
 	if werr := <-copied; werr != nil {
 		return fmt.Errorf("write %s output: %w", format, werr)
@@ -104,7 +122,7 @@ const outView = "quiver_out"
 
 // copyTo writes r's batches to dest with DuckDB's COPY, in an in-memory
 // database of its own.
-func copyTo(ctx context.Context, r array.RecordReader, dest, opts string) error {
+func copyTo(ctx context.Context, r array.RecordReader, dest, opts string, cfg writeConfig) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return fmt.Errorf("start DuckDB to write: %w", err)
@@ -116,8 +134,17 @@ func copyTo(ctx context.Context, r array.RecordReader, dest, opts string) error 
 	}
 	defer conn.Close()
 	// TIMESTAMP WITH TIME ZONE is written in UTC, as the server gives it.
-	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
-		return fmt.Errorf("start DuckDB to write: %w", err)
+	setup := []string{"SET TimeZone = 'UTC'"}
+	if cfg.threads > 0 {
+		setup = append(setup, fmt.Sprintf("SET threads = %d", cfg.threads))
+	}
+	if cfg.memory != "" {
+		setup = append(setup, "SET memory_limit = "+engine.QuoteString(cfg.memory))
+	}
+	for _, q := range setup {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("start DuckDB to write: %s: %w", q, err)
+		}
 	}
 	err = conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))

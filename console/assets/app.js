@@ -1310,7 +1310,7 @@
     });
     $('run').addEventListener('click', run);
     $('cancel').addEventListener('click', cancel);
-    for (const f of ['parquet', 'csv', 'arrow']) $('download-' + f).addEventListener('click', () => download(f));
+    for (const f of ['parquet', 'csv', 'json', 'arrow']) $('download-' + f).addEventListener('click', () => download(f));
     $('download-frame').addEventListener('load', downloadFrameLoaded);
     $('schema').addEventListener('click', schemaClick);
     $('schema-refresh').addEventListener('click', () => loadSchema());
