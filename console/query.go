@@ -280,17 +280,11 @@ type batchWriter interface {
 // sent only then. The run slot is given back while a batch goes to the
 // client, which may read slowly.
 func (c *Console) stream(w http.ResponseWriter, q *run, open func(*arrow.Schema) (batchWriter, error)) error {
-	rows, err := q.st.QueryTransient(q.ctx)
+	rows, more, err := begin(w, q, true)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	more := rows.Next()
-	if !more && rows.Err() != nil {
-		return rows.Err()
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
 	bw, err := open(rows.Schema())
 	if err != nil {
 		return &sentError{err}
@@ -388,20 +382,37 @@ func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request, u auth.
 	c.endStream(w, q, 0, u, err)
 }
 
+// begin runs q's query and, once its first batch (or its end) is there,
+// sends the response's headers: an error before that is answered with its
+// status. transient batches (engine.Stmt.QueryTransient) suit a writer
+// that keeps nothing of a batch. more reports whether a batch is there.
+func begin(w http.ResponseWriter, q *run, transient bool) (rows *engine.Rows, more bool, err error) {
+	if transient {
+		rows, err = q.st.QueryTransient(q.ctx)
+	} else {
+		rows, err = q.st.Query(q.ctx)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if more = rows.Next(); !more && rows.Err() != nil {
+		err = rows.Err()
+		rows.Close()
+		return nil, false, err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	return rows, more, nil
+}
+
 // writeFile streams q's result to w through DuckDB's writer for format,
 // once the first batch (or the end) is there, as stream does.
 func (c *Console) writeFile(w http.ResponseWriter, q *run, format string) error {
-	rows, err := q.st.Query(q.ctx)
+	rows, more, err := begin(w, q, false)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	more := rows.Next()
-	if !more && rows.Err() != nil {
-		return rows.Err()
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
 	sr := &slotReader{Rows: rows, q: q, first: more}
 	q.slot.Pause()
 	err = filesio.Write(q.ctx, sr, w, format, filesio.WithThreads(writerThreads), filesio.WithMemoryLimit(writerMemory))
