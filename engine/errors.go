@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -116,3 +117,23 @@ func kindOfDuck(t duckdb.ErrorType) Kind {
 	}
 	return KindInternal
 }
+
+// unlessLost returns err, unless it is an interrupt that nothing asked
+// for: the statement's context is live, and quiver interrupts a statement
+// only when its context ends (or its result is closed, after which nothing
+// reads its error). DuckDB 1.5.6 then and now ends a statement whose
+// worker thread failed (an error() call, a failed cast) with "INTERRUPT
+// Error: Interrupted!" instead of that failure, when other work keeps the
+// threads busy; the real message is gone, and "interrupted" would tell the
+// user the wrong thing.
+func unlessLost(ctx context.Context, err error) error {
+	if KindOf(err) != KindCanceled || ctx == nil || ctx.Err() != nil {
+		return err
+	}
+	return &Error{Kind: KindInternal, Msg: ErrLostMessage + " (DuckDB said: " + err.Error() + ")"}
+}
+
+// ErrLostMessage begins the message of a statement that failed with an
+// error DuckDB lost (see unlessLost).
+const ErrLostMessage = "the statement failed, but DuckDB lost its error and reported an interrupt that nothing asked for " +
+	"(a race in DuckDB when the failure happens on a worker thread): run it again to see the error"

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,6 +20,7 @@ import (
 // connection runs anything else.
 type Rows struct {
 	refs    atomic.Int64
+	ctx     context.Context // the statement's; see lostError
 	s       *Stmt
 	ownStmt bool
 	res     duckdb.Result
@@ -72,7 +74,7 @@ func (r *Rows) Next() bool {
 		if chunk.Ptr == nil {
 			r.done = true
 			if msg := duckdb.ResultError(&r.res); msg != "" {
-				r.err = duckError(duckdb.ResultErrorType(&r.res), msg)
+				r.err = unlessLost(r.ctx, duckError(duckdb.ResultErrorType(&r.res), msg))
 			}
 			break
 		}

@@ -142,6 +142,9 @@ func (s *Stmt) query(ctx context.Context, transient bool) (*Rows, error) {
 	}
 	s.noteSideEffects()
 	r, err := newRows(s, res, stop, transient)
+	if err == nil {
+		r.ctx = ctx
+	}
 	if err != nil {
 		stop()
 		duckdb.DestroyResult(&res)
@@ -188,7 +191,7 @@ func (s *Stmt) execute(ctx context.Context, stream bool) (duckdb.Result, func() 
 	statementsTotal.Inc()
 	if !drivePending(pending) {
 		// The error's type is lost with a failed task; its message says it.
-		err := errorFromMessage(duckdb.PendingError(pending))
+		err := unlessLost(ctx, errorFromMessage(duckdb.PendingError(pending)))
 		stop()
 		if ctx.Err() != nil {
 			err = &Error{Kind: KindCanceled, Msg: "statement canceled: " + ctx.Err().Error()}
@@ -197,7 +200,7 @@ func (s *Stmt) execute(ctx context.Context, stream bool) (duckdb.Result, func() 
 		return res, nil, err
 	}
 	if duckdb.ExecutePending(pending, &res) == duckdb.StateError {
-		err := duckError(duckdb.ResultErrorType(&res), duckdb.ResultError(&res))
+		err := unlessLost(ctx, duckError(duckdb.ResultErrorType(&res), duckdb.ResultError(&res)))
 		duckdb.DestroyResult(&res)
 		stop()
 		if ctx.Err() != nil {
