@@ -104,6 +104,7 @@ func (h handler) Committed() Offsets {
 }
 
 func (h handler) Assigned(ctx context.Context, topic string, partitions []int32) error {
+	defer h.p.handingOver()()
 	if h.p.sink != nil && len(partitions) > 0 {
 		if err := h.p.lakeAssigned(ctx, topic, partitions); err != nil {
 			return err
@@ -114,6 +115,7 @@ func (h handler) Assigned(ctx context.Context, topic string, partitions []int32)
 }
 
 func (h handler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (Offsets, error) {
+	defer h.p.handingOver()()
 	defer h.p.noteReleased(topic, partitions)
 	if h.p.sink == nil {
 		return h.Flush(ctx)

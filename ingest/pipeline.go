@@ -45,6 +45,7 @@ type Pipeline struct {
 	start      time.Time
 	lastMsg    atomic.Int64 // unix nanos of the last delivery
 	delivering atomic.Int32 // Deliver calls under way (waiting for room included)
+	handover   atomic.Int32 // Assigned and Release calls under way (the source's polls wait for them)
 	firstMsg   atomic.Int64 // unix nanos of the first delivery
 	lastCommit atomic.Int64 // unix nanos of the last commit
 	paused     atomic.Bool

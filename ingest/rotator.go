@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -106,12 +107,47 @@ func (r *rotator) rotate(ctx context.Context) error {
 }
 
 func (r *rotator) rotateLocked(ctx context.Context) error {
-	size := r.store.size()
-	seg, lived, err := r.store.rotate(ctx)
+	err := r.rotateOnce(ctx)
 	if errors.Is(err, errRotationSkipped) {
 		r.log.Warn("rotation skipped; the live file stays in use", "err", err)
 		return nil
 	}
+	return err
+}
+
+// Retries of a rotation that exportAll must make: a skipped one (a
+// connection wrote after the checkpoint, so the file had a write-ahead log
+// when it closed) is tried again, a little later each time.
+const (
+	rotateRetries    = 10
+	rotateRetryFirst = 50 * time.Millisecond
+)
+
+// rotateSure rotates, retrying a skipped rotation, and fails when it
+// stays skipped: the rows of the live file must go out with this export
+// (a clean stop, or partitions given up), or the caller must know they
+// did not.
+func (r *rotator) rotateSure(ctx context.Context) error {
+	wait := rotateRetryFirst
+	for i := 0; ; i++ {
+		err := r.rotateOnce(ctx)
+		if !errors.Is(err, errRotationSkipped) || i == rotateRetries {
+			return err
+		}
+		r.log.Warn("rotation skipped; trying again", "err", err, "attempt", i+1, "wait", wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("%w (and then: %w)", err, ctx.Err())
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// rotateOnce seals the live file and queues it for export.
+func (r *rotator) rotateOnce(ctx context.Context) error {
+	size := r.store.size()
+	seg, lived, err := r.store.rotate(ctx)
 	if err != nil {
 		return err
 	}
@@ -270,7 +306,7 @@ func (r *rotator) exportAll(ctx context.Context, fn exportFunc) error {
 	r.rotMu.Lock()
 	defer r.rotMu.Unlock()
 	if r.store.rows.Load() > 0 {
-		if err := r.rotateLocked(ctx); err != nil {
+		if err := r.rotateSure(ctx); err != nil {
 			return err
 		}
 	}

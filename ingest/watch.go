@@ -69,7 +69,8 @@ func (p *Pipeline) reportLoop(ctx context.Context) {
 
 // idleLoop stops the source once no message has arrived for IdleExit.
 // Before the first message it waits at least idleGrace, so that joining
-// the consumer group is not taken for idleness.
+// the consumer group is not taken for idleness. Partitions changing hands
+// start the wait again (see handingOver).
 func (p *Pipeline) idleLoop(ctx context.Context, stopSrc context.CancelCauseFunc) {
 	t := time.NewTicker(min(p.cfg.IdleExit/4+time.Millisecond, time.Second))
 	defer t.Stop()
@@ -77,9 +78,9 @@ func (p *Pipeline) idleLoop(ctx context.Context, stopSrc context.CancelCauseFunc
 		select {
 		case <-t.C:
 			// Not idle while paused, while a delivery waits for room (the
-			// source is held back, not starved), or while messages wait to
-			// be decoded.
-			if p.paused.Load() || p.delivering.Load() > 0 || p.budget.inUse() > 0 {
+			// source is held back, not starved), while messages wait to
+			// be decoded, or while partitions change hands.
+			if p.paused.Load() || p.delivering.Load() > 0 || p.budget.inUse() > 0 || p.handover.Load() > 0 {
 				p.lastMsg.Store(time.Now().UnixNano())
 				continue
 			}
@@ -95,6 +96,21 @@ func (p *Pipeline) idleLoop(ctx context.Context, stopSrc context.CancelCauseFunc
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// handingOver marks an Assigned or Release call under way; the function it
+// returns ends it and starts the idle wait again. Partitions changing
+// hands are not idleness: the source polls nothing while the pipeline
+// commits and takes positions for them, and a partition just assigned has
+// not been fetched yet. Its messages may have waited, unowned, for the
+// whole rebalance, while this process had nothing to consume; stopping
+// before they are fetched would leave them unconsumed.
+func (p *Pipeline) handingOver() func() {
+	p.handover.Add(1)
+	return func() {
+		p.lastMsg.Store(time.Now().UnixNano())
+		p.handover.Add(-1)
 	}
 }
 

@@ -21,6 +21,15 @@ import (
 // given up; it stays under franz-go's default rebalance timeout.
 const flushTimeout = 45 * time.Second
 
+// fetchMaxWait is how long a broker may hold a fetch that finds no new
+// records (Kafka's own consumers wait 500 ms; franz-go 5 s). A partition
+// assigned to a member that keeps others (a cooperative rebalance) is
+// fetched only once the fetch in flight returns: with franz-go's 5 s, a
+// caught-up member left a newly assigned partition unfetched that long,
+// longer than a short --idle-exit, so it could stop idle while the
+// partition held messages nobody consumed.
+const fetchMaxWait = 500 * time.Millisecond
+
 // errorBackoff is the pause after a poll that returned only errors.
 const errorBackoff = 250 * time.Millisecond
 
@@ -143,6 +152,7 @@ func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(s.cfg.resetOffset()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(fetchMaxWait),
 		kgo.AdjustFetchOffsetsFn(m.adjust),
 		kgo.OnPartitionsAssigned(m.onAssigned),
 		kgo.OnPartitionsRevoked(m.onRevoked),
