@@ -202,23 +202,9 @@ func (a *Authenticator) authenticate(ctx context.Context, method string) (contex
 // guardProto names Flight logins to the Store's Guard.
 const guardProto = "flight"
 
-// verify checks Basic credentials against the Store, asking its Guard
-// first and telling it the outcome, when it has one.
+// verify checks Basic credentials against the Store (Store.Login).
 func (a *Authenticator) verify(ctx context.Context, cred callCreds) (User, error) {
-	g, addr := a.users.Guard(), peerAddr(ctx)
-	if g == nil {
-		return a.users.Verify(cred.user, cred.password)
-	}
-	if err := g.Allow(guardProto, cred.user, addr); err != nil {
-		return User{}, err
-	}
-	u, err := a.users.Verify(cred.user, cred.password)
-	if err != nil {
-		g.Failed(guardProto, cred.user, addr, err)
-		return User{}, err
-	}
-	g.Succeeded(guardProto, u.Name, addr)
-	return u, nil
+	return a.users.Login(guardProto, cred.user, cred.password, peerAddr(ctx))
 }
 
 // login issues a token for a user who has just proved their password.

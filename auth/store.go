@@ -260,6 +260,27 @@ func (s *Store) Verify(name, password string) (User, error) {
 	return acc.user, nil
 }
 
+// Login is Verify for a login from addr on endpoint proto ("flight",
+// "http"): it asks the Store's Guard first, when it has one, and tells it
+// the outcome, so failed logins count against the same lockout on every
+// endpoint.
+func (s *Store) Login(proto, name, password, addr string) (User, error) {
+	g := s.guard
+	if g == nil {
+		return s.Verify(name, password)
+	}
+	if err := g.Allow(proto, name, addr); err != nil {
+		return User{}, err
+	}
+	u, err := s.Verify(name, password)
+	if err != nil {
+		g.Failed(proto, name, addr, err)
+		return User{}, err
+	}
+	g.Succeeded(proto, u.Name, addr)
+	return u, nil
+}
+
 func (s *Store) account(name string) *account {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

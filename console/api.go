@@ -44,12 +44,12 @@ func New(opts Options) (*Console, error) {
 	mux.HandleFunc("GET /api/live", c.open(c.user(c.handleLive)))
 	if opts.Kind == KindServe {
 		mux.HandleFunc("POST /api/login", c.open(c.handleLogin))
-		mux.HandleFunc("POST /api/logout", c.open(c.change(c.handleLogout)))
-		mux.HandleFunc("POST /api/query", c.open(c.change(c.handleQuery)))
+		mux.HandleFunc("POST /api/logout", c.open(c.change(c.handleLogout, true)))
+		mux.HandleFunc("POST /api/query", c.open(c.change(c.handleQuery, true)))
 		mux.HandleFunc("GET /api/query/error", c.open(c.user(c.handleQueryError)))
-		mux.HandleFunc("POST /api/download", c.open(c.change(c.handleDownload)))
+		mux.HandleFunc("POST /api/download", c.open(c.change(c.handleDownload, true)))
 		mux.HandleFunc("GET /api/schema", c.open(c.user(c.handleSchema)))
-		mux.HandleFunc("POST /api/cancel", c.open(c.change(c.handleCancel)))
+		mux.HandleFunc("POST /api/cancel", c.open(c.change(c.handleCancel, true)))
 	}
 	mux.HandleFunc("/api/", c.open(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no console API %s %s", r.Method, r.URL.Path))
@@ -83,23 +83,20 @@ type userHandler func(http.ResponseWriter, *http.Request, auth.User)
 
 // user serves only requests with a session.
 func (c *Console) user(h userHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		u, _, ok := c.session(r)
-		if !ok {
-			writeError(w, http.StatusUnauthorized, "auth", "log in first: no session, or it expired")
-			return
-		}
-		h(w, r, u)
-	}
+	return c.change(h, false)
 }
 
-// change serves state-changing requests: a session, and its CSRF token in
-// the header (or, for a form, its field).
-func (c *Console) change(h userHandler) http.HandlerFunc {
+// change serves state-changing requests: a session, and (csrf) its CSRF
+// token in the header or, for a form, its field.
+func (c *Console) change(h userHandler, csrf bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		u, token, ok := c.session(r)
 		if !ok {
 			writeError(w, http.StatusUnauthorized, "auth", "log in first: no session, or it expired")
+			return
+		}
+		if !csrf {
+			h(w, r, u)
 			return
 		}
 		got := r.Header.Get(csrfHeader)

@@ -137,25 +137,16 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "auth", "send the user name and password as Basic credentials")
 		return
 	}
-	g := c.opts.Users.Guard()
-	if g != nil {
-		if err := g.Allow(guardProto, name, r.RemoteAddr); err != nil {
-			loginsTotal.WithLabelValues("limited").Inc()
-			writeError(w, http.StatusTooManyRequests, "auth", err.Error())
-			return
-		}
+	u, err := c.opts.Users.Login(guardProto, name, password, r.RemoteAddr)
+	if errors.Is(err, auth.ErrRateLimited) {
+		loginsTotal.WithLabelValues("limited").Inc()
+		writeError(w, http.StatusTooManyRequests, "auth", err.Error())
+		return
 	}
-	u, err := c.opts.Users.Verify(name, password)
 	if err != nil {
-		if g != nil {
-			g.Failed(guardProto, name, r.RemoteAddr, err)
-		}
 		loginsTotal.WithLabelValues("failed").Inc()
 		writeError(w, http.StatusUnauthorized, "auth", fmt.Sprintf("authentication failed for user %q", name))
 		return
-	}
-	if g != nil {
-		g.Succeeded(guardProto, u.Name, r.RemoteAddr)
 	}
 	loginsTotal.WithLabelValues("ok").Inc()
 	token, expires, err := c.opts.Tokens.Issue(u)
