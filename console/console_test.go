@@ -525,6 +525,14 @@ func TestConsole_CancelAndDisconnect(t *testing.T) {
 	if resp := admin.post("/api/cancel", map[string]string{"id": id}); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("cancel of an ended query: %s, want 404", resp.Status)
 	}
+	// Malformed cancels.
+	if resp := admin.post("/api/cancel", map[string]string{"id": "seven"}); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("cancel of id \"seven\": %s, want 400", resp.Status)
+	}
+	resp := admin.do("POST", "/api/cancel", strings.NewReader("{"), map[string]string{"X-CSRF-Token": admin.csrf})
+	if e := decode[apiErr](t, resp); resp.StatusCode != http.StatusBadRequest || e.Code != "request" {
+		t.Fatalf("cancel with a malformed body: %s %+v", resp.Status, e)
+	}
 
 	// A console query, canceled by its own user.
 	consoleResp := make(chan *http.Response, 1)
@@ -533,7 +541,7 @@ func TestConsole_CancelAndDisconnect(t *testing.T) {
 	if resp := reader.post("/api/cancel", map[string]string{"id": id}); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("own cancel: %s", resp.Status)
 	}
-	resp := <-consoleResp
+	resp = <-consoleResp
 	if e := decode[apiErr](t, resp); resp.StatusCode != http.StatusConflict || e.Code != "canceled" || !strings.Contains(e.Error, "canceled by rita") {
 		t.Fatalf("canceled console query: %s %+v", resp.Status, e)
 	}
