@@ -96,22 +96,11 @@ func scalar(t *testing.T, c *client.Client, sql string) string {
 	return first[0]
 }
 
-// waitFreed waits for the server's allocator to drop to zero (DoPut
-// readers are released after the call returns), then checks it.
-func waitFreed(t *testing.T, mem *memory.CheckedAllocator) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
-}
-
 func startChecked(t *testing.T) (*server.Server, *client.Client, *memory.CheckedAllocator) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	srv := testutil.StartServer(t, server.Config{Allocator: mem})
-	t.Cleanup(func() { waitFreed(t, mem) })
+	t.Cleanup(func() { testutil.WaitFreed(t, mem) })
 	return srv, testutil.Dial(t, srv, client.Config{}), mem
 }
 
@@ -584,7 +573,7 @@ func TestServer_IngestClientGoesAway(t *testing.T) {
 	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	var logs syncBuffer
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	t.Cleanup(func() { waitFreed(t, srvMem) })
+	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -908,7 +897,7 @@ func TestServer_IngestConcurrent(t *testing.T) {
 func TestServer_DoPutMalformed(t *testing.T) {
 	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem})
-	t.Cleanup(func() { waitFreed(t, srvMem) })
+	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})
 	cmd, err := anypb.New(&pb.CommandStatementIngest{Table: "never", TableDefinitionOptions: modeCreate})
 	if err != nil {

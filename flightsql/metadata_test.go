@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -174,11 +173,7 @@ func TestMetadata_NoLeaks(t *testing.T) {
 		}
 		fetch(t, c, info)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
+	testutil.WaitFreed(t, mem)
 }
 
 func TestMetadata_DBSchemas(t *testing.T) {

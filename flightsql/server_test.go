@@ -393,11 +393,7 @@ func TestServer_DisconnectMidStream(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
+	testutil.WaitFreed(t, mem)
 }
 
 func TestServer_CancelFlightInfo(t *testing.T) {

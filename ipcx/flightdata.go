@@ -11,6 +11,7 @@ package ipcx
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -66,11 +67,44 @@ func (h *Hold) Done() {
 	}
 }
 
-// Get is never called: a Hold only takes memory back (mem.BufferPool).
-func (h *Hold) Get(int) *[]byte { panic("ipcx: Hold.Get") }
+// lent is the pool a message's held body slices go back to. gRPC does not
+// always give them back: a data frame queued just after the client reset
+// the stream reaches gRPC's writer after the stream is gone and is
+// dropped without being freed (grpc-go's loopyWriter.preprocessData). A
+// cleanup on lent, which only those slices reference, returns whatever
+// gRPC never did once the garbage collector finds them unreachable.
+type lent struct{ c *lentCount }
+
+// lentCount is lent's state, apart from it so that the cleanup can run.
+type lentCount struct {
+	hold *Hold
+	out  atomic.Int64 // slices gRPC has not given back
+}
+
+func newLent(h *Hold, n int) *lent {
+	c := &lentCount{hold: h}
+	c.out.Store(int64(n))
+	h.refs.Add(int64(n))
+	l := &lent{c: c}
+	runtime.AddCleanup(l, (*lentCount).reclaim, c)
+	return l
+}
+
+// reclaim drops the references of the slices gRPC lost.
+func (c *lentCount) reclaim() {
+	for n := c.out.Swap(0); n > 0; n-- {
+		c.hold.Done()
+	}
+}
+
+// Get is never called: lent only takes memory back (mem.BufferPool).
+func (l *lent) Get(int) *[]byte { panic("ipcx: lent.Get") }
 
 // Put is gRPC freeing one body slice.
-func (h *Hold) Put(*[]byte) { h.Done() }
+func (l *lent) Put(*[]byte) {
+	l.c.out.Add(-1)
+	l.c.hold.Done()
+}
 
 // AddBody appends a piece of the body.
 func (f *RawFlightData) AddBody(b []byte) {
@@ -113,6 +147,18 @@ func (f *RawFlightData) encode() mem.BufferSlice {
 	}
 	out := make(mem.BufferSlice, 0, 1+len(f.Body))
 	out = append(out, mem.SliceBuffer(prefix))
+	var pool *lent
+	if f.Hold != nil {
+		held := 0
+		for _, b := range f.Body {
+			if !mem.IsBelowBufferPoolingThreshold(len(b)) {
+				held++
+			}
+		}
+		if held > 0 {
+			pool = newLent(f.Hold, held)
+		}
+	}
 	for _, b := range f.Body {
 		switch {
 		case f.Hold == nil:
@@ -121,9 +167,8 @@ func (f *RawFlightData) encode() mem.BufferSlice {
 			// gRPC does not count references to small buffers: copy.
 			out = append(out, mem.SliceBuffer(append([]byte(nil), b...)))
 		default:
-			f.Hold.refs.Add(1)
 			piece := b[:len(b):len(b)]
-			out = append(out, mem.NewBuffer(&piece, f.Hold))
+			out = append(out, mem.NewBuffer(&piece, pool))
 		}
 	}
 	return out
