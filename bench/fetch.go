@@ -88,12 +88,18 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	if err != nil {
 		return fmt.Errorf("duckdb-go arrow: %w", err)
 	}
-	for _, table := range tablesOf(cfg.Workloads) {
-		if _, err := qc.Exec(ctx, CreateSQL(table, maxRows)); err != nil {
-			return fmt.Errorf("generate %s: %w", table, err)
-		}
-		if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, CreateSQL(table, maxRows), nil); err != nil {
-			return fmt.Errorf("generate %s in duckdb-go: %w", table, err)
+	// Both databases hold the tables in memory, and duckdb-go
+	// materialises a result: sizes that would not fit are reported, not
+	// run.
+	fit := engineFit(cfg, memAvailable())
+	if fit > 0 {
+		for _, table := range tablesOf(cfg.Workloads) {
+			if _, err := qc.Exec(ctx, CreateSQL(table, fit)); err != nil {
+				return fmt.Errorf("generate %s: %w", table, err)
+			}
+			if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, CreateSQL(table, fit), nil); err != nil {
+				return fmt.Errorf("generate %s in duckdb-go: %w", table, err)
+			}
 		}
 	}
 	t := &Table{
@@ -103,6 +109,13 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	}
 	for _, w := range cfg.Workloads {
 		for _, n := range cfg.Sizes {
+			if n > fit {
+				need := engineNeed(cfg, n)
+				t.Rows = append(t.Rows, []string{w.Name, fmtRows(n), "not run", "", "", "", ""})
+				t.Footer = strings.TrimPrefix(t.Footer+"\n"+fmt.Sprintf("%s/%s not run: two in-memory copies of the tables and duckdb-go's materialised result need about %s; %s is available.",
+					w.Name, fmtRows(n), fmtGB(need), fmtGB(memAvailable())), "\n")
+				continue
+			}
 			q := w.Query(n)
 			quiver := Contender{Name: "quiver engine", Run: func() (Sample, error) {
 				return Timed(func() (int64, int64, error) {
@@ -142,6 +155,30 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	}
 	r.Tables = append(r.Tables, t)
 	return nil
+}
+
+// engineNeed is about the memory the engine table needs at n rows: two
+// in-memory copies of each table, and duckdb-go's materialised result
+// of the widest workload (its Arrow conversion about as much again).
+func engineNeed(cfg FetchConfig, n int64) int64 {
+	var need, widest int64
+	for _, table := range tablesOf(cfg.Workloads) {
+		need += 2 * n * tableRowBytes(table)
+		widest = max(widest, tableRowBytes(table))
+	}
+	return need + 2*n*widest
+}
+
+// engineFit is the largest of cfg's sizes whose engine table fits in
+// half of avail bytes, or 0.
+func engineFit(cfg FetchConfig, avail int64) int64 {
+	var fit int64
+	for _, n := range cfg.Sizes {
+		if engineNeed(cfg, n) <= avail/2 {
+			fit = max(fit, n)
+		}
+	}
+	return fit
 }
 
 func tablesOf(ws []Workload) []string {
@@ -216,7 +253,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 			cols = append(cols, "MariaDB ms")
 		}
 	}
-	cols = append(cols, "Flight ms", "Flight MB/s", "Flight rows/s")
+	cols = append(cols, "Flight ms", "Flight MB/s", "Flight rows/s", "server RSS MB", "client RSS MB")
 	if wantMySQL {
 		cols = append(cols, "speedup")
 		if cfg.MariaDB != "" {
@@ -226,14 +263,20 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 	cols = append(cols, "raw TCP MB/s", "Flight/TCP")
 	t := &Table{
 		Title:   "Protocol fetch (seed table 1): client fetches the result and discards it",
-		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches.",
+		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches. RSS columns: the peak resident memory of the server and of the client (this process) during the Flight fetches, sampled every 20 ms.",
 		Columns: cols,
 	}
 	for _, w := range cfg.Workloads {
 		for _, n := range cfg.Sizes {
 			q := w.Query(n)
 			var cs []Contender
+			var serverPeak, clientPeak int64
 			flight := Contender{Name: "Flight", Run: func() (Sample, error) {
+				watch := watchRSS(srv)
+				defer func() {
+					sp, cp := watch.Stop()
+					serverPeak, clientPeak = max(serverPeak, sp), max(clientPeak, cp)
+				}()
 				return Timed(func() (int64, int64, error) {
 					res, err := c.Query(ctx, q)
 					if err != nil {
@@ -275,7 +318,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 					row = append(row, fmtMS(stats[2]))
 				}
 			}
-			row = append(row, fmtMS(fl), fmtMBps(fl), fmtRate(fl.RowsPerSec()))
+			row = append(row, fmtMS(fl), fmtMBps(fl), fmtRate(fl.RowsPerSec()), fmt.Sprint(serverPeak>>20), fmt.Sprint(clientPeak>>20))
 			if wantMySQL {
 				row = append(row, fmtX(Ratio(fl, stats[1])))
 				if cfg.MariaDB != "" {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -42,6 +43,7 @@ var pandasAnchors = map[string]string{
 	"id/1M": "19.3×", "id/5M": "73.0×", "id/10M": "63.4×",
 	"num20/1M": "52.7×", "num20/5M": "92.5×", "num20/10M": "95.0×",
 	"str20/1M": "20.1×", "str20/5M": "22.3×", "str20/10M": "23.0×",
+	"id/100M": "97.2×", "num20/100M": "PyMySQL OOM",
 }
 
 // pandasOutput is what bench_pandas.py prints.
@@ -51,6 +53,9 @@ type pandasOutput struct {
 		Workload string               `json:"workload"`
 		Rows     int64                `json:"rows"`
 		Seconds  map[string][]float64 `json:"seconds"`
+		// Skipped names the contenders not run because their frame would
+		// not fit in memory, with what it would need.
+		Skipped map[string]string `json:"skipped"`
 	} `json:"cases"`
 }
 
@@ -136,21 +141,34 @@ func pandasReport(out pandasOutput, reps int) *bench.Report {
 			out.Versions["adbc_driver_flightsql"], out.Versions["pymysql"], out.Versions["pandas"], out.Versions["pyarrow"], out.Versions["python"]),
 		Columns: []string{"workload", "rows", "PyMySQL ms", "ADBC ms", "speedup", "seed speedup"},
 	}
+	var foot []string
 	for _, c := range out.Cases {
-		adbc, pymysql := pandasStat("ADBC", c.Seconds["adbc"], c.Rows), pandasStat("PyMySQL", c.Seconds["pymysql"], c.Rows)
 		cas := fmt.Sprintf("%s/%s", c.Workload, rowsLabel(c.Rows))
-		r.Add("pandas", cas, pymysql)
-		r.Add("pandas", cas, adbc)
 		anchor := pandasAnchors[cas]
 		if anchor == "" {
 			anchor = "—"
 		}
-		t.Rows = append(t.Rows, []string{c.Workload, rowsLabel(c.Rows), msCell(pymysql), msCell(adbc),
-			fmt.Sprintf("%.1f×", bench.Ratio(adbc, pymysql)), anchor})
-		t.Bars = append(t.Bars,
-			bench.Bar{Group: cas, Series: "PyMySQL", Value: float64(pymysql.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"},
-			bench.Bar{Group: cas, Series: "ADBC", Value: float64(adbc.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+		cells := map[string]string{}
+		stats := map[string]bench.Stat{}
+		for _, k := range []struct{ key, name string }{{"pymysql", "PyMySQL"}, {"adbc", "ADBC"}} {
+			if why, ok := c.Skipped[k.key]; ok {
+				cells[k.key] = "does not fit"
+				foot = append(foot, fmt.Sprintf("%s %s: not run, the DataFrame %s.", cas, k.name, why))
+				continue
+			}
+			st := pandasStat(k.name, c.Seconds[k.key], c.Rows)
+			stats[k.key] = st
+			cells[k.key] = msCell(st)
+			r.Add("pandas", cas, st)
+			t.Bars = append(t.Bars, bench.Bar{Group: cas, Series: k.name, Value: float64(st.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+		}
+		speedup := "—"
+		if len(stats) == 2 {
+			speedup = fmt.Sprintf("%.1f×", bench.Ratio(stats["adbc"], stats["pymysql"]))
+		}
+		t.Rows = append(t.Rows, []string{c.Workload, rowsLabel(c.Rows), cells["pymysql"], cells["adbc"], speedup, anchor})
 	}
+	t.Footer = strings.Join(foot, "\n")
 	r.Tables = append(r.Tables, t)
 	return r
 }

@@ -9,7 +9,9 @@ report. It can also run by hand against a running server:
         --mysql 127.0.0.1:9030 --case id:1000000:"SELECT id FROM num LIMIT 1000000"
 
 Each case is timed as the seed did: the whole pd.read_sql call (fetch and
-DataFrame conversion), on an open connection. The two contenders alternate
+DataFrame conversion), on an open connection. A contender whose frame
+would not fit in the machine's available memory is not run; the output
+says what it would need. The two contenders alternate
 (a warm-up of each, then ADBC, PyMySQL, ADBC, PyMySQL, …), and every run's
 seconds are reported; the caller takes the medians.
 """
@@ -24,6 +26,7 @@ from importlib import metadata
 
 import adbc_driver_flightsql.dbapi as flight_sql
 import pandas as pd
+import pyarrow as pa
 import pymysql
 
 
@@ -72,10 +75,60 @@ def timed(conn, sql):
     return secs, shape
 
 
-def run_case(case, contenders, reps, warmup):
-    out = {"workload": case["workload"], "rows": case["rows"], "seconds": {}, "shape": {}}
-    for name, _ in contenders:
+def mem_available():
+    """MemAvailable in bytes, from /proc/meminfo (0 when unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def estimate_bytes(adbc_conn, sql, rows):
+    """About the peak memory each contender's pd.read_sql needs for rows
+    rows of sql, from a 1,000-row sample of the result fetched over ADBC.
+
+    ADBC holds the Arrow table and the DataFrame made from it. PyMySQL
+    holds a list of row tuples of Python objects and the DataFrame built
+    from them. A string cell becomes a Python str (49 bytes and its
+    characters) behind an 8-byte pointer in the frame; an integer is 8
+    bytes in a frame and a 32-byte int object in a tuple.
+    """
+    with adbc_conn.cursor() as cur:
+        cur.execute(f"SELECT * FROM ({sql}) AS sample LIMIT 1000")
+        sample = cur.fetch_arrow_table()
+    n = max(sample.num_rows, 1)
+    arrow_row = sample.nbytes / n
+    frame_row = tuple_row = 0.0
+    for col in sample.columns:
+        if col.type in (pa.string(), pa.large_string(), pa.binary()):
+            chars = sum(len(v) for v in col.to_pylist() if v is not None) / n
+            frame_row += 8 + 49 + chars
+            tuple_row += 8 + 49 + chars
+        else:
+            frame_row += 8
+            tuple_row += 8 + 32
+    tuple_row += 48  # the tuple and its slot in the list
+    return {"adbc": int(rows * (arrow_row + frame_row)), "pymysql": int(rows * (tuple_row + frame_row))}
+
+
+def run_case(case, contenders, reps, warmup, adbc_conn):
+    out = {"workload": case["workload"], "rows": case["rows"], "seconds": {}, "shape": {}, "skipped": {}}
+    # A result the client cannot hold is reported, not run into the OOM
+    # killer: the seed's pandas on 100M num20 ran out of memory.
+    need = estimate_bytes(adbc_conn, case["sql"], case["rows"])
+    avail = mem_available()
+    runnable = []
+    for name, conn in contenders:
         out["seconds"][name] = []
+        if avail and need[name] > 0.8 * avail:
+            out["skipped"][name] = f"needs about {need[name] / 2**30:.0f} GB; {avail / 2**30:.0f} GB available"
+        else:
+            runnable.append((name, conn))
+    contenders = runnable
     for _ in range(warmup):
         for name, conn in contenders:
             timed(conn, case["sql"])
@@ -85,7 +138,7 @@ def run_case(case, contenders, reps, warmup):
             out["seconds"][name].append(secs)
             out["shape"][name] = list(shape)
     shapes = {tuple(s) for s in out["shape"].values()}
-    if len(shapes) != 1 or next(iter(shapes))[0] != case["rows"]:
+    if contenders and (len(shapes) != 1 or next(iter(shapes))[0] != case["rows"]):
         raise SystemExit(f"{case['workload']}: frames differ or miss rows: {out['shape']}")
     return out
 
@@ -100,7 +153,7 @@ def main(argv):
     try:
         for case in args.cases:
             print(f"bench_pandas: {case['workload']} {case['rows']:,} rows", file=sys.stderr, flush=True)
-            results.append(run_case(case, contenders, args.reps, args.warmup))
+            results.append(run_case(case, contenders, args.reps, args.warmup, adbc_conn))
     finally:
         adbc_conn.close()
         mysql_conn.close()
