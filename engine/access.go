@@ -131,7 +131,7 @@ func (s *Stmt) Replace(ctx context.Context, sql string) error {
 		n.Close()
 		return err
 	}
-	s.Close()
+	duckdb.DestroyPrepare(&s.ps)
 	s.ps, s.text = n.ps, n.text
 	return nil
 }

@@ -19,6 +19,30 @@ type Stmt struct {
 	// text is the statement's SQL when it was prepared alone; empty for
 	// the last statement of a script, whose own text DuckDB does not give.
 	text string
+	// done, when set, runs once when the statement's result is ready or
+	// it failed (see OnResult).
+	done func(ctx context.Context, err error) error
+}
+
+// OnResult sets fn to run once, on the statement's next execution, when
+// its result is ready (for a COPY: once the file is written) or it failed,
+// with its error; what fn returns is then the statement's error. A
+// statement closed without running calls fn with ErrNotRun. For a query,
+// fn runs before its rows are read.
+func (s *Stmt) OnResult(fn func(ctx context.Context, err error) error) { s.done = fn }
+
+// ErrNotRun is what an OnResult function gets for a statement closed
+// before it ran.
+var ErrNotRun = errorf(KindInvalid, "statement closed before it ran")
+
+// finish runs the OnResult function, if any, once.
+func (s *Stmt) finish(ctx context.Context, err error) error {
+	fn := s.done
+	if fn == nil {
+		return err
+	}
+	s.done = nil
+	return fn(ctx, err)
 }
 
 // Conn is the connection the statement was prepared on.
@@ -170,6 +194,19 @@ func (s *Stmt) noteSideEffects() {
 // interrupts it; the returned stop ends that watch and must be called once
 // the result is no longer read.
 func (s *Stmt) execute(ctx context.Context, stream bool) (duckdb.Result, func() bool, error) {
+	res, stop, err := s.run(ctx, stream)
+	if s.done == nil {
+		return res, stop, err
+	}
+	if err = s.finish(ctx, err); err != nil && stop != nil {
+		duckdb.DestroyResult(&res)
+		stop()
+		stop = nil
+	}
+	return res, stop, err
+}
+
+func (s *Stmt) run(ctx context.Context, stream bool) (duckdb.Result, func() bool, error) {
 	var res duckdb.Result
 	if err := ctx.Err(); err != nil {
 		return res, nil, &Error{Kind: KindCanceled, Msg: "statement canceled before it ran: " + err.Error()}
@@ -248,5 +285,6 @@ const (
 
 // Close destroys the prepared statement.
 func (s *Stmt) Close() {
+	s.finish(context.Background(), ErrNotRun)
 	duckdb.DestroyPrepare(&s.ps)
 }

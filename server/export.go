@@ -7,14 +7,19 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"google.golang.org/grpc/codes"
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // Exports: COPY (query) TO '/path' (FORMAT parquet|csv|json, …) for
@@ -55,6 +60,19 @@ import (
 type exportRoot struct {
 	dir  string // as configured, absolute and clean
 	real string // dir with its symbolic links resolved: what exports write to
+	// remote, for an s3:// root, is where exports go: dir is then a
+	// private staging directory DuckDB writes each export to before it is
+	// uploaded, and a target is a URI under remote's.
+	remote *lakeice.Objects
+	staged atomic.Uint64 // names staged files
+}
+
+// name is the root as users give it.
+func (r *exportRoot) name() string {
+	if r.remote != nil {
+		return r.remote.URI()
+	}
+	return r.dir
 }
 
 // openExportRoot creates dir when missing and checks it may take exports.
@@ -151,8 +169,10 @@ func (r *exportRoot) resolve(target string) (string, error) {
 		return refuse("no file named")
 	case strings.ContainsRune(target, 0):
 		return refuse("the path holds a NUL byte")
+	case r.remote != nil:
+		return refuse("give a URI under the root, %s/…", r.remote.URI())
 	case strings.Contains(target, "://"):
-		return refuse("it is a URL; exports go to local files under the root (this quiver's DuckDB has no httpfs, so no s3:// either)")
+		return refuse("it is a URL; exports go to local files under the root (the root may be an s3:// prefix instead: --export-root s3://bucket/prefix)")
 	case strings.HasPrefix(target, "~"):
 		return refuse("~ is not expanded; give the path under the root")
 	}
@@ -218,9 +238,39 @@ func (r *exportRoot) resolve(target string) (string, error) {
 	return file, nil
 }
 
+// stage checks that target is a URI under a remote root and returns the
+// staging file DuckDB writes the export to and the object key it is
+// uploaded to.
+func (r *exportRoot) stage(target string) (file, key string, err error) {
+	refuse := func(format string, args ...any) (string, string, error) {
+		return "", "", r.refusef(target, format, args...)
+	}
+	rel, ok := strings.CutPrefix(target, r.remote.URI()+"/")
+	switch {
+	case target == "":
+		return refuse("no object named")
+	case strings.ContainsRune(target, 0):
+		return refuse("the URI holds a NUL byte")
+	case !ok:
+		return refuse("it is not under the root: give %s/<path>", r.remote.URI())
+	case strings.ContainsAny(rel, "\\?#"):
+		return refuse("the path holds \\, ? or #")
+	}
+	for _, el := range strings.Split(rel, "/") {
+		switch el {
+		case "..":
+			return refuse("the path holds \"..\"; a target may not climb out of the root")
+		case "", ".":
+			return refuse("the path holds an empty or \".\" element")
+		}
+	}
+	name := fmt.Sprintf("%d-%s", r.staged.Add(1), path.Base(rel))
+	return filepath.Join(r.real, name), rel, nil
+}
+
 // refusef is the refusal of an export to target.
 func (r *exportRoot) refusef(target, format string, args ...any) error {
-	return refusef("export to '%s' refused (--export-root %s): %s", target, r.dir, fmt.Sprintf(format, args...))
+	return refusef("export to '%s' refused (--export-root %s): %s", target, r.name(), fmt.Sprintf(format, args...))
 }
 
 // relative returns abs relative to the root, as configured or resolved.
@@ -256,9 +306,12 @@ func failuref(code codes.Code, format string, args ...any) error {
 // a file of quiver's own, or overlaps one of allowed, is refused, before
 // it is created: an export could overwrite the database, its users or its
 // lake.
-func (s *Server) allowExports(allowed []string) ([]string, error) {
+func (s *Server) allowExports(ctx context.Context, allowed []string) ([]string, error) {
 	if s.cfg.ExportRoot == "" {
 		return allowed, nil
+	}
+	if strings.Contains(s.cfg.ExportRoot, "://") {
+		return s.allowRemoteExports(ctx, allowed)
 	}
 	abs, err := filepath.Abs(s.cfg.ExportRoot)
 	if err != nil {
@@ -276,6 +329,42 @@ func (s *Server) allowExports(allowed []string) ([]string, error) {
 	}
 	s.sec.export = r
 	s.log.Info("exports enabled", "export_root", r.real)
+	return append(allowed, r.dirs()...), nil
+}
+
+// allowRemoteExports opens an s3:// export root and a private staging
+// directory for it, which DuckDB may write.
+func (s *Server) allowRemoteExports(ctx context.Context, allowed []string) ([]string, error) {
+	root := strings.TrimRight(s.cfg.ExportRoot, "/")
+	if !strings.HasPrefix(root, "s3://") {
+		return nil, fmt.Errorf("--export-root %s: use a directory or s3://bucket/prefix", s.cfg.ExportRoot)
+	}
+	s3 := s.cfg.ExportS3
+	if s3 == (lakeice.S3Config{}) && s.cfg.Lake != nil {
+		s3 = s.cfg.Lake.Iceberg.S3
+	}
+	if s.cfg.Lake != nil {
+		wh := strings.TrimRight(s.cfg.Lake.Iceberg.Warehouse, "/")
+		if wh == root || strings.HasPrefix(wh, root+"/") || strings.HasPrefix(root, wh+"/") {
+			return nil, fmt.Errorf("--export-root %s overlaps the lake's warehouse %s: an export could overwrite its files; give exports a prefix of their own", s.cfg.ExportRoot, wh)
+		}
+	}
+	objs, err := lakeice.OpenObjects(ctx, root, s3)
+	if err != nil {
+		return nil, fmt.Errorf("--export-root %s: %w", s.cfg.ExportRoot, err)
+	}
+	staging, err := os.MkdirTemp("", "quiver-export-staging-")
+	if err != nil {
+		return nil, fmt.Errorf("--export-root %s: staging directory: %w", s.cfg.ExportRoot, err)
+	}
+	s.stops = append(s.stops, namedStop{"export staging", func(context.Context) { os.RemoveAll(staging) }})
+	r, err := openExportRoot(staging)
+	if err != nil {
+		return nil, err
+	}
+	r.remote = objs
+	s.sec.export = r
+	s.log.Info("exports enabled", "export_root", objs.URI(), "staging", r.real)
 	return append(allowed, r.dirs()...), nil
 }
 
@@ -372,13 +461,40 @@ func (r *exportRoot) prepare(ctx context.Context, c *copyStmt, st *engine.Stmt) 
 			return "", "", err
 		}
 	}
-	if file, err = r.resolve(c.target); err != nil {
+	key := ""
+	if r.remote != nil {
+		file, key, err = r.stage(c.target)
+	} else {
+		file, err = r.resolve(c.target)
+	}
+	if err != nil {
 		return "", "", err
 	}
 	if err := st.Replace(ctx, c.rebuild(file, format)); err != nil {
 		return "", "", failuref(codes.InvalidArgument, "export to %s: %v", c.target, err)
 	}
-	return file, format, nil
+	if key == "" {
+		return file, format, nil
+	}
+	// DuckDB writes the staged file (and renames it into place from
+	// tmp_<name>) before the statement's result is ready; then it goes
+	// up, and is removed whatever happens.
+	staged, target := file, c.target
+	st.OnResult(func(ctx context.Context, err error) error {
+		defer os.Remove(staged)
+		if err != nil {
+			return err
+		}
+		n, err := r.remote.Upload(ctx, staged, key)
+		if err != nil {
+			exportUploads.WithLabelValues("failed").Inc()
+			return &engine.Error{Kind: engine.KindInternal, Msg: fmt.Sprintf("export to %s: the file was written but its upload failed, so nothing is there: %v", target, err)}
+		}
+		exportUploads.WithLabelValues("ok").Inc()
+		exportUploadBytes.Add(float64(n))
+		return nil
+	})
+	return target, format, nil
 }
 
 // checkQuery asks DuckDB's parser whether query, alone, is one SELECT
@@ -480,3 +596,14 @@ func (sec *security) refuseExport(u auth.User, target, endpoint string, err erro
 	sec.audit.Warn("export refused", "user", u.Name, "role", u.Role.String(), "target", target, "reason", err.Error(), "endpoint", endpoint)
 	return err
 }
+
+var (
+	exportUploads = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_export_uploads_total",
+		Help: "Exports uploaded to an s3:// export root, by result (ok, failed).",
+	}, []string{"result"})
+	exportUploadBytes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_export_upload_bytes_total",
+		Help: "Bytes of exports uploaded to an s3:// export root.",
+	})
+)

@@ -63,8 +63,13 @@ type Config struct {
 	Limits Limits
 	// ExportRoot, when set, is the directory (created when missing) under
 	// which readwrite and admin users may write files with COPY … TO
-	// (see export.go); every COPY … TO is then checked against it.
+	// (see export.go); every COPY … TO is then checked against it. An
+	// s3://bucket/prefix root takes exports on an object store: DuckDB
+	// writes each to a private staging directory, and quiver uploads it.
 	ExportRoot string
+	// ExportS3 reaches an s3:// export root; when it is zero and the lake
+	// is on S3, the lake's settings are used.
+	ExportS3 lakeice.S3Config
 }
 
 // Server is a running quiver.
@@ -132,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	if allowed, err = s.allowExports(allowed); err != nil {
+	if allowed, err = s.allowExports(ctx, allowed); err != nil {
 		return nil, err
 	}
 	if err := s.admission(); err != nil {

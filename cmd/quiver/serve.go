@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -137,7 +138,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
-	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' (FORMAT parquet|csv|json); every user may read what is there (default: none, no exports)")
+	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, or s3://bucket/prefix (reached with the --s3-* flags and AWS variables), under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' or 's3://bucket/prefix/path' (FORMAT parquet|csv|json); every user may read a local root (default: none, no exports)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
 	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
@@ -196,6 +197,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	} else if f.lake.catalog != "" {
 		return usagef("--catalog needs --lake: the warehouse the catalog's tables live in")
 	}
+	// An s3:// export root reaches its store with the same settings.
+	cfg.ExportS3 = iceberg.S3Config{Endpoint: f.lake.s3Endpoint, Region: f.lake.s3Region, PathStyle: f.lake.s3PathStyle}
 	if cfg.Peers, err = parsePeers(f.peers); err != nil {
 		return err
 	}

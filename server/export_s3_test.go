@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/internal/testutil"
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/server"
+)
+
+// TestExport_S3Root exports to an s3:// export root on a real object
+// store (SeaweedFS on 127.0.0.1) over Flight and MySQL, reads each object
+// back, and checks the refusals and that a failed export leaves nothing.
+func TestExport_S3Root(t *testing.T) {
+	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(k, "")
+	}
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"exports"}})
+	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
+	env := &exportEnv{audit: &lockedBuffer{}}
+	env.srv = testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
+		ExportRoot: "s3://exports/q/", ExportS3: s3,
+		Security: server.Security{Users: exportUsers, AuditLog: slog.New(slog.NewTextHandler(env.audit, nil))},
+	})
+	admin := testutil.Dial(t, env.srv, client.Config{User: "admin", Password: "adminpw"})
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, "CREATE TABLE facts AS SELECT range AS n, 'row ' || range AS s FROM range(1000)"); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := iceio.LoadFS(ctx, map[string]string{
+		iceio.S3EndpointURL: sw.S3URL, iceio.S3Region: sw.Region, iceio.S3AccessKeyID: sw.AccessKey,
+		iceio.S3SecretAccessKey: sw.SecretKey, iceio.S3ForceVirtualAddressing: "false",
+	}, "s3://exports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := exportUsers[1]
+	for _, p := range exportPaths {
+		t.Run(p.name, func(t *testing.T) {
+			uri := "s3://exports/q/" + p.name + "/daily/facts.parquet"
+			n, err := p.run(t, env, rw, "COPY (SELECT * FROM facts WHERE n % 2 = 0) TO '"+uri+"' (FORMAT parquet, COMPRESSION zstd)")
+			if err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			if n != 500 {
+				t.Errorf("export reported %d rows, want 500", n)
+			}
+			rows, sum := readParquetObject(t, fsys, uri)
+			if rows != 500 || sum != 249500 {
+				t.Errorf("%s: %d rows summing to %d, want 500 summing to 249500", uri, rows, sum)
+			}
+		})
+	}
+	if !strings.Contains(env.audit.String(), "s3://exports/q/flight/daily/facts.parquet") {
+		t.Errorf("the audit log does not name the export's URI:\n%s", env.audit.String())
+	}
+
+	for _, tt := range []struct{ name, target, want string }{
+		{"outside the prefix", "s3://exports/other/x.parquet", "not under the root"},
+		{"a prefix that only starts alike", "s3://exports/qq/x.parquet", "not under the root"},
+		{"climbs out", "s3://exports/q/a/../../x.parquet", `".."`},
+		{"empty element", "s3://exports/q/a//x.parquet", "empty"},
+		{"the root itself", "s3://exports/q", "not under the root"},
+		{"a local path", "/tmp/x.parquet", "Cannot access file"}, // DuckDB's own sandbox refuses it first
+	} {
+		for _, p := range exportPaths {
+			t.Run(tt.name+"/"+p.name, func(t *testing.T) {
+				_, err := p.run(t, env, rw, "COPY facts TO '"+tt.target+"' (FORMAT parquet)")
+				if err == nil || !p.denied(err) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("got %v, want a permission error saying %q", err, tt.want)
+				}
+			})
+		}
+	}
+	t.Run("read-only user", func(t *testing.T) {
+		_, err := exportPaths[0].run(t, env, exportUsers[2], "COPY facts TO 's3://exports/q/bi.parquet' (FORMAT parquet)")
+		if !isPermissionDenied(err) {
+			t.Fatalf("got %v, want PERMISSION_DENIED", err)
+		}
+	})
+	t.Run("failed export leaves nothing", func(t *testing.T) {
+		uri := "s3://exports/q/failed/x.parquet"
+		_, err := exportPaths[0].run(t, env, rw, "COPY (SELECT CASE WHEN n = 999 THEN error('boom') ELSE n END AS n FROM facts) TO '"+uri+"' (FORMAT parquet)")
+		if err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("got %v, want the query's error", err)
+		}
+		if f, err := fsys.Open(uri); err == nil {
+			f.Close()
+			t.Fatalf("%s exists after a failed export", uri)
+		}
+	})
+}
+
+// readParquetObject reads a Parquet object and returns its rows and the
+// sum of its column n.
+func readParquetObject(t *testing.T, fsys iceio.IO, uri string) (rows, sum int64) {
+	t.Helper()
+	f, err := fsys.Open(uri)
+	if err != nil {
+		t.Fatalf("open %s: %v", uri, err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	defer pf.Close()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tbl, err := fr.ReadTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	col := tbl.Column(0)
+	for _, c := range col.Data().Chunks() {
+		for _, v := range c.(*array.Int64).Int64Values() {
+			sum += v
+		}
+	}
+	return tbl.NumRows(), sum
+}
