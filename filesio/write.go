@@ -30,13 +30,21 @@ var copyOptions = map[string]string{
 	"parquet": "FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false",
 }
 
+// ParquetCodecs are the Parquet compressions WithParquetCompression
+// takes: DuckDB's names.
+var ParquetCodecs = []string{"zstd", "snappy", "gzip", "lz4", "brotli", "uncompressed"}
+
 // WriteFile writes every batch of r to path in format (csv, json or
 // parquet) and returns once the file is complete. It writes a temporary
 // file beside path and renames it to path only when COPY succeeded, so a
 // failure leaves nothing behind, and an existing file at path stays as it
 // was. When r fails, its error is returned.
-func WriteFile(ctx context.Context, r array.RecordReader, path, format string) error {
-	opts, err := optionsFor(format)
+func WriteFile(ctx context.Context, r array.RecordReader, path, format string, wopts ...WriteOption) error {
+	var cfg writeConfig
+	for _, o := range wopts {
+		o(&cfg)
+	}
+	opts, err := optionsFor(format, cfg)
 	if err != nil {
 		return err
 	}
@@ -49,7 +57,7 @@ func WriteFile(ctx context.Context, r array.RecordReader, path, format string) e
 		p.Abort()
 		return err
 	}
-	if err := copyTo(ctx, r, name, opts, writeConfig{}); err != nil {
+	if err := copyTo(ctx, r, name, opts, cfg); err != nil {
 		p.Abort()
 		if rerr := r.Err(); rerr != nil {
 			return rerr
@@ -63,8 +71,9 @@ func WriteFile(ctx context.Context, r array.RecordReader, path, format string) e
 type WriteOption func(*writeConfig)
 
 type writeConfig struct {
-	threads int
-	memory  string
+	threads      int
+	memory       string
+	parquetCodec string
 }
 
 // WithThreads bounds the writing DuckDB's threads.
@@ -72,6 +81,12 @@ func WithThreads(n int) WriteOption { return func(c *writeConfig) { c.threads = 
 
 // WithMemoryLimit sets the writing DuckDB's memory_limit ("256MB").
 func WithMemoryLimit(limit string) WriteOption { return func(c *writeConfig) { c.memory = limit } }
+
+// WithParquetCompression sets the codec of Parquet output, one of
+// ParquetCodecs, instead of zstd. Other formats ignore it.
+func WithParquetCompression(codec string) WriteOption {
+	return func(c *writeConfig) { c.parquetCodec = codec }
+}
 
 // Write streams every batch of r to w in format (csv, json or parquet).
 // DuckDB writes into a pipe that a goroutine copies to w; Write returns
@@ -81,7 +96,7 @@ func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string
 	for _, o := range wopts {
 		o(&cfg)
 	}
-	opts, err := optionsFor(format)
+	opts, err := optionsFor(format, cfg)
 	if err != nil {
 		return err
 	}
@@ -109,10 +124,16 @@ func Write(ctx context.Context, r array.RecordReader, w io.Writer, format string
 	return err
 }
 
-func optionsFor(format string) (string, error) {
+func optionsFor(format string, cfg writeConfig) (string, error) {
 	opts, ok := copyOptions[format]
 	if !ok {
 		return "", fmt.Errorf("cannot write %q: use %s", format, strings.Join(WriteFormats, ", "))
+	}
+	if format == "parquet" && cfg.parquetCodec != "" {
+		if !slices.Contains(ParquetCodecs, cfg.parquetCodec) {
+			return "", fmt.Errorf("unknown Parquet compression %q: use %s", cfg.parquetCodec, strings.Join(ParquetCodecs, ", "))
+		}
+		opts = strings.Replace(opts, "COMPRESSION zstd", "COMPRESSION "+cfg.parquetCodec, 1)
 	}
 	return opts, nil
 }

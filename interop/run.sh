@@ -21,7 +21,10 @@
 #      replicas serving the replicas' lake, each listing the others as peers;
 #  10. runs the Python suite (pytest) and the Java suite (JUnit 5), both
 #      always, restarting a replica the Python suite killed before the Java
-#      suite runs, and stops the servers whatever happens.
+#      suite runs, and stops the servers whatever happens;
+#  11. with the Java suite, smoke-runs `quiver bench jdbc` and `quiver bench
+#      parquet` at 10K rows (each starts its own server, and needs the Java
+#      build and .venv made above); a suite that fails fails the run.
 #
 # The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_HTTP,
 # QUIVER_USER, QUIVER_PASSWORD, QUIVER_TLS_FLIGHT, QUIVER_TLS_CA,
@@ -298,6 +301,10 @@ if [ "${INTEROP_ONLY:-java}" = java ]; then
 	if [ -d "$root/interop/java/target/surefire-reports" ]; then
 		echo "$mvn_want" > "$mvn_stamp"
 	fi
+
+	step "bench smoke (quiver bench jdbc and parquet, 10K rows)"
+	bin/quiver bench jdbc --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-jdbc)
+	bin/quiver bench parquet --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-parquet)
 fi
 
 step "done"

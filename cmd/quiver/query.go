@@ -35,6 +35,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 		out         string
 		maxRows     int
 		compression string
+		parquetZip  string
 		quiet       bool
 	)
 	cf.register(fs)
@@ -42,6 +43,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&out, "o", "", "write the result to this file (.parquet, .arrow, .csv, .jsonl) instead of stdout; it appears once complete")
 	fs.IntVar(&maxRows, "max-rows", 100, "rows the table format prints (the rest are counted)")
 	fs.StringVar(&compression, "compression", "", "ask the server to compress results: lz4, zstd, none or auto")
+	fs.StringVar(&parquetZip, "parquet-compression", "", "codec of --format parquet output: "+strings.Join(filesio.ParquetCodecs, ", ")+" (default zstd)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -73,6 +75,16 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	default:
 		return usagef("unknown --compression %q: use lz4, zstd, none or auto", compression)
 	}
+	var wopts []filesio.WriteOption
+	if parquetZip != "" {
+		if format != "parquet" {
+			return usagef("--parquet-compression needs --format parquet (or -o FILE.parquet)")
+		}
+		if !contains(filesio.ParquetCodecs, parquetZip) {
+			return usagef("unknown --parquet-compression %q: use %s", parquetZip, strings.Join(filesio.ParquetCodecs, ", "))
+		}
+		wopts = append(wopts, filesio.WithParquetCompression(parquetZip))
+	}
 	cfg, err := cf.config()
 	if err != nil {
 		return err
@@ -101,9 +113,9 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 
 	src := &countingReader{RecordReader: res, prog: newFetchProgress(stderr, quiet || out == "")}
 	if out == "" {
-		err = writeResult(ctx, src, stdout, format, maxRows)
+		err = writeResult(ctx, src, stdout, format, maxRows, wopts...)
 	} else {
-		err = writeResultFile(ctx, src, out, format, maxRows)
+		err = writeResultFile(ctx, src, out, format, maxRows, wopts...)
 	}
 	src.prog.finish()
 	if rerr := res.Err(); rerr != nil {
@@ -125,10 +137,11 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 }
 
 // writeResult writes r to w: csv, json and parquet through DuckDB
-// (filesio), the table and arrow formats with client's writers.
-func writeResult(ctx context.Context, r array.RecordReader, w io.Writer, format string, maxRows int) error {
+// (filesio, with wopts), the table and arrow formats with client's
+// writers.
+func writeResult(ctx context.Context, r array.RecordReader, w io.Writer, format string, maxRows int, wopts ...filesio.WriteOption) error {
 	if filesio.Writes(format) {
-		return filesio.Write(ctx, r, w, format)
+		return filesio.Write(ctx, r, w, format, wopts...)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rw, err := client.NewResultWriter(format, bw, r.Schema(), maxRows)
@@ -153,20 +166,20 @@ func writeResult(ctx context.Context, r array.RecordReader, w io.Writer, format 
 // the whole result is written: a failure leaves nothing behind, and an
 // existing file as it was. A device or a pipe (-o /dev/stdout) is
 // written through.
-func writeResultFile(ctx context.Context, r array.RecordReader, path, format string, maxRows int) error {
+func writeResultFile(ctx context.Context, r array.RecordReader, path, format string, maxRows int, wopts ...filesio.WriteOption) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if err := writeResult(ctx, r, f, format, maxRows); err != nil {
+		if err := writeResult(ctx, r, f, format, maxRows, wopts...); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
 	}
 	if filesio.Writes(format) {
-		return filesio.WriteFile(ctx, r, path, format)
+		return filesio.WriteFile(ctx, r, path, format, wopts...)
 	}
 	p, err := filesio.CreatePending(path)
 	if err != nil {
