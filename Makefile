@@ -6,7 +6,7 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run install test long-test lint deps s3 bench interop clean console-assets
+.PHONY: build run install test long-test lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
@@ -84,3 +84,14 @@ bench: build deps
 	status=$$?; scripts/mariadb.sh stop /tmp/quiver-mariadb; exit $$status
 	./$(BIN) bench ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
 	./$(BIN) bench kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
+
+# bench-clients reproduces the tables of the clients users bring: pandas
+# (seed table 2), JDBC and raw Java batches, and Parquet writers (seed 000).
+# They need .venv and interop/java's build: make interop makes both once.
+bench-clients: build
+	@[ -x .venv/bin/python ] && [ -f interop/java/target/bench-classpath.txt ] || \
+		{ echo "bench-clients needs .venv and the Java build: run make interop once"; exit 1; }
+	@mkdir -p out/bench
+	./$(BIN) bench pandas --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) --json out/bench/pandas.json --plot out/bench/pandas.svg
+	./$(BIN) bench jdbc --reps $(BENCH_REPS) --json out/bench/jdbc.json --plot out/bench/jdbc.svg
+	./$(BIN) bench parquet --reps $(BENCH_REPS) --json out/bench/parquet.json --plot out/bench/parquet.svg
