@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,22 @@ func TestExport_S3Root(t *testing.T) {
 		_, err := exportPaths[0].run(t, env, exportUsers[2], "COPY facts TO 's3://exports/q/bi.parquet' (FORMAT parquet)")
 		if !isPermissionDenied(err) {
 			t.Fatalf("got %v, want PERMISSION_DENIED", err)
+		}
+	})
+	t.Run("root overlapping the lake", func(t *testing.T) {
+		lake := &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "s3://exports/lake",
+			CatalogURI: "sqlite:///" + filepath.Join(t.TempDir(), "catalog.db"), S3: s3}}
+		for _, root := range []string{"s3://exports/lake/out", "s3://exports", "s3://exports/lake"} {
+			cfg := server.Config{DB: ":memory:", FlightAddr: "127.0.0.1:0", ExportRoot: root, Lake: lake,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			srv, err := server.Start(ctx, cfg)
+			if err == nil {
+				srv.Shutdown(ctx)
+				t.Fatalf("--export-root %s with the lake at s3://exports/lake: the server started", root)
+			}
+			if !strings.Contains(err.Error(), "overlaps the lake's warehouse") {
+				t.Errorf("--export-root %s: got %v, want a refusal naming the overlap", root, err)
+			}
 		}
 	})
 	t.Run("failed export leaves nothing", func(t *testing.T) {
