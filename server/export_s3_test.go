@@ -26,10 +26,7 @@ import (
 // store (SeaweedFS on 127.0.0.1) over Flight and MySQL, reads each object
 // back, and checks the refusals and that a failed export leaves nothing.
 func TestExport_S3Root(t *testing.T) {
-	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
-		t.Setenv(k, "")
-	}
+	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"exports"}})
 	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
 	env := &exportEnv{audit: &lockedBuffer{}}

@@ -17,10 +17,7 @@ import (
 // data files are copied once into the local cache: a second scan copies
 // nothing, and a pruned scan copies only its partition's files.
 func TestLake_ServeS3(t *testing.T) {
-	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
-		t.Setenv(k, "")
-	}
+	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
 	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
 	cases := []struct {

@@ -8,14 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/quiverdata/quiver/bench"
-	"github.com/quiverdata/quiver/client"
 )
 
 func init() {
@@ -76,41 +72,20 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*bench.Report, error) {
 			return nil, fmt.Errorf("%s not found: run `make interop` once to install .venv, or pass --python and --script", f)
 		}
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find the quiver binary: %w", err)
-	}
 	dir, err := os.MkdirTemp("", "quiver-bench-pandas-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := bench.StartServer(ctx, bin, filepath.Join(dir, "bench.duckdb"), true)
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Stop()
-
 	var maxRows int64
 	for _, n := range ns {
 		maxRows = max(maxRows, n)
 	}
-	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, Allocator: memory.NewGoAllocator()})
+	srv, err := startSeedServer(ctx, dir, ws, maxRows)
 	if err != nil {
 		return nil, err
 	}
-	tables := map[string]bool{}
-	for _, w := range ws {
-		if tables[w.Table] {
-			continue
-		}
-		tables[w.Table] = true
-		if _, err := c.Exec(ctx, bench.CreateSQL(w.Table, maxRows)); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("generate %s: %w", w.Table, err)
-		}
-	}
-	c.Close()
+	defer srv.Stop()
 
 	args := []string{cfg.script, "--flight", srv.FlightAddr, "--mysql", srv.MySQLAddr,
 		"--reps", fmt.Sprint(cfg.reps), "--warmup", fmt.Sprint(cfg.warmup)}

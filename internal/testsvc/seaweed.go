@@ -348,3 +348,15 @@ func seaweedLogTail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// ClearAWSEnv empties the AWS variables the S3 clients fall back to, so
+// that only what a test configures reaches the object store.
+func ClearAWSEnv(t testing.TB) {
+	t.Helper()
+	for _, k := range []string{
+		"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+	} {
+		t.Setenv(k, "")
+	}
+}

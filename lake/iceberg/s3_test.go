@@ -27,12 +27,7 @@ import (
 // only what a test puts in its Config reaches the object store.
 func s3HermeticEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{
-		"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-	} {
-		t.Setenv(k, "")
-	}
+	testsvc.ClearAWSEnv(t)
 }
 
 // seaweedS3 is the S3 part of a Config for sw: its endpoint, path-style
