@@ -41,6 +41,8 @@ func TestIngestCLI_Errors(t *testing.T) {
 		{"negative queue bytes", base("--queue-mb", "-1"), "--queue-mb cannot be negative"},
 		{"queue smaller than a batch", base("--queue-mb", "100"), "queue of 100 MiB cannot hold one batch of up to 256 MiB"},
 		{"rotation without export dir", base("--rotate-mb", "10"), "--rotate-mb needs --export-dir"},
+		{"parquet version without export dir", base("--parquet-version", "V1"), "--parquet-version needs --export-dir or --lake"},
+		{"unknown parquet version", base("--export-dir", filepath.Join(dir, "lake"), "--parquet-version", "V3"), `--parquet-version: unknown Parquet version "V3": use V1 or V2`},
 		{"bad partition spec", append(base("--export-dir", filepath.Join(dir, "lake")), "--partition-by", "dt=f("), "--partition-by"},
 		{"unknown message", replace(base(), "--message", "quiver.test.Nope"), "unknown message"},
 		{"missing proto", replace(base(), "--proto", filepath.Join(dir, "none.proto")), "--proto"},

@@ -110,6 +110,10 @@ type Config struct {
 	NormPartitionBy []lake.PartitionKey
 	// RowGroupSize is the Parquet row group size (lake.DefaultRowGroupSize).
 	RowGroupSize int
+	// ParquetVersion is the Parquet version of the files written to the
+	// export directory and the lake: V1 or V2 (lake.DefaultParquetVersion
+	// when empty).
+	ParquetVersion string
 
 	// DiskCeiling pauses consumption while the live file, sealed files and
 	// export tree take this many bytes (0: no ceiling).
@@ -198,6 +202,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Allocator = mempool.New()
 	}
 	var err error
+	if c.ParquetVersion, err = lake.ParseParquetVersion(c.ParquetVersion); err != nil {
+		return c, fmt.Errorf("%w: --parquet-version: %v", ErrConfig, err)
+	}
 	if c.DBPath != "" {
 		if c.DBPath, err = filepath.Abs(c.DBPath); err != nil {
 			return c, fmt.Errorf("%w: --db: %v", ErrConfig, err)

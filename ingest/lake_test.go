@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
@@ -179,6 +180,12 @@ func TestPipeline_Lake(t *testing.T) {
 		t.Errorf("sealed segments left after a clean stop: %v", segs)
 	}
 	checkExactlyOnce(t, lk, "lake", n, parts, bad)
+	// The data files are Parquet V2, as DuckDB writes it: the offsets
+	// delta-encoded, not PLAIN.
+	files := engine.QuoteString(filepath.Join(dir, "lake", "quiver.db", "events", "data", "**", "*.parquet"))
+	if got := one(t, nil, "SELECT string_agg(DISTINCT encodings, '; ') FROM parquet_metadata("+files+") WHERE path_in_schema = '"+ingest.ColOffset+"'"); got != "DELTA_BINARY_PACKED" {
+		t.Errorf("encodings of the lake files' %s column: got %q, want DELTA_BINARY_PACKED (Parquet V2)", ingest.ColOffset, got)
+	}
 
 	// A second run resumes from the lake's offsets: only new messages.
 	more := flatValues(t, md, n, n+3000)

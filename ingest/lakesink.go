@@ -59,9 +59,10 @@ const lakeCommitAttempts = 5
 // process owns are committed; the rows of the others are dropped, because
 // their owner consumes them again from the lake's offsets.
 type icebergSink struct {
-	cfg    LakeConfig
-	tables []sinkTable
-	log    *slog.Logger
+	cfg            LakeConfig
+	parquetVersion string // V1 or V2, for DuckDB's PARQUET_VERSION
+	tables         []sinkTable
+	log            *slog.Logger
 
 	mu    sync.Mutex
 	owned map[int32]bool
@@ -89,7 +90,7 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 	if lc.PartitionBy == nil {
 		lc.PartitionBy = []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}
 	}
-	s := &icebergSink{cfg: lc, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
+	s := &icebergSink{cfg: lc, parquetVersion: cfg.ParquetVersion, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
 	renamed := "* RENAME (" + engine.QuoteIdent(ColPartition) + " AS " + engine.QuoteIdent(LakeColPartition) + ")"
 	// The main table goes last: its end offsets are where a partition
 	// resumes, so every other table is at or past them even after a crash
@@ -547,7 +548,7 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 	if !ok {
 		return nil, nil
 	}
-	opts := []string{"FORMAT parquet", "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
+	opts := []string{"FORMAT parquet", "PARQUET_VERSION " + s.parquetVersion, "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
 	if codec == "zstd" {
 		level, ok := t.ice.CompressionLevel()
 		if !ok {

@@ -275,7 +275,7 @@ func (p *Pipeline) setupRotation(ctx context.Context) error {
 		tables = append(tables, lake.Table{Name: p.cfg.DeadLetterTable, Partition: mustPartition(deadLetterPartition)})
 		var err error
 		ex, err = lake.NewExporter(lake.ExportConfig{
-			Dir: p.cfg.ExportDir, Tables: tables, RowGroupSize: p.cfg.RowGroupSize,
+			Dir: p.cfg.ExportDir, Tables: tables, RowGroupSize: p.cfg.RowGroupSize, ParquetVersion: p.cfg.ParquetVersion,
 			Logger: p.cfg.Logger.With("component", "lake.exporter"),
 		})
 		if err != nil {

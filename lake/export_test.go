@@ -184,3 +184,47 @@ func TestExporter_Validate(t *testing.T) {
 		t.Error("table named _staging: got no error")
 	}
 }
+
+// TestExporter_ParquetVersion checks the files' encodings: V2 (the
+// default) delta-encodes the integer column, V1 leaves it PLAIN, and an
+// unknown version is refused before anything is written.
+func TestExporter_ParquetVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		want    string // encodings of the id column
+		wantErr string
+	}{
+		{version: "", want: "DELTA_BINARY_PACKED"},
+		{version: "v2", want: "DELTA_BINARY_PACKED"},
+		{version: "V1", want: "PLAIN"},
+		{version: "V3", wantErr: `unknown Parquet version "V3": use V1 or V2`},
+	} {
+		t.Run("version="+tc.version, func(t *testing.T) {
+			ctx, conn := openMemory(t)
+			dir := t.TempDir()
+			ex, err := lake.NewExporter(lake.ExportConfig{Dir: filepath.Join(dir, "lake"), ParquetVersion: tc.version,
+				Tables: []lake.Table{{Name: "events"}}})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			seg := sealedFixture(t, ctx, conn, dir, 1000)
+			if _, err := ex.Export(ctx, conn, seg); err != nil {
+				t.Fatal(err)
+			}
+			glob := engine.QuoteString(filepath.Join(ex.Dir(), "events", "*.parquet"))
+			got := scalar(t, ctx, conn, "SELECT string_agg(DISTINCT encodings, '; ') FROM parquet_metadata("+glob+") WHERE path_in_schema = 'id'")
+			if !strings.Contains(got, tc.want) || (tc.want == "PLAIN" && strings.Contains(got, "DELTA")) {
+				t.Errorf("id column encodings: got %q, want %s", got, tc.want)
+			}
+			if n := scalar(t, ctx, conn, "SELECT count(*) || ':' || sum(id) FROM read_parquet("+glob+")"); n != "1000:499500" {
+				t.Errorf("rows: got %s, want 1000:499500", n)
+			}
+		})
+	}
+}

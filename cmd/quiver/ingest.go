@@ -62,6 +62,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		partitionBy  = fs.String("partition-by", lake.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
 		normPartBy   = fs.String("norm-partition-by", lake.DefaultPartition, "hive partitioning of the exported normalized table")
 		rowGroup     = fs.Int("row-group-size", lake.DefaultRowGroupSize, "rows per Parquet row group")
+		parquetVer   = fs.String("parquet-version", lake.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
 		ceilingMB    = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
 		minFreeMB    = fs.Int64("min-free-mb", 1024, "pause consumption while the disk has less free space in MB (0: no floor)")
 		reportEvery  = fs.Duration("report-interval", 10*time.Second, "log a progress report this often")
@@ -115,11 +116,14 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *exportDir == "" && !withLake {
-		for _, f := range []string{"rotate-mb", "rotate-age", "partition-by", "norm-partition-by", "row-group-size"} {
+		for _, f := range []string{"rotate-mb", "rotate-age", "partition-by", "norm-partition-by", "row-group-size", "parquet-version"} {
 			if set[f] {
 				return usagef("--%s needs --export-dir or --lake", f)
 			}
 		}
+	}
+	if _, err := lake.ParseParquetVersion(*parquetVer); err != nil {
+		return usagef("--parquet-version: %v", err)
 	}
 	if *normalize == "" && (set["norm-table"] || set["norm-partition-by"]) {
 		return usagef("--norm-table and --norm-partition-by need --normalize")
@@ -194,7 +198,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		Normalize: *normalize, NormTable: *normTable, DeadLetterTable: *deadTable,
 		BatchRows: *batchRows, FlushInterval: *flushEvery, Decoders: *decoders, Inserters: *inserters,
 		QueueMessages: *queueMsgs, QueueBytes: *queueMB << 20, QueueBatches: *queueBatches,
-		ExportDir: *exportDir, PartitionBy: partKeys, NormPartitionBy: normKeys, RowGroupSize: *rowGroup,
+		ExportDir: *exportDir, PartitionBy: partKeys, NormPartitionBy: normKeys, RowGroupSize: *rowGroup, ParquetVersion: *parquetVer,
 		DiskCeiling: *ceilingMB << 20, MinFreeDisk: *minFreeMB << 20,
 		ReportInterval: *reportEvery, IdleExit: *idleExit, ShutdownTimeout: *shutdownTO,
 		Threads: *threads, MemoryLimit: *memLimit, Logger: log,
