@@ -39,6 +39,12 @@ var (
 type planned struct {
 	path string
 	size int64
+	// weight is what the file costs to serve, for splitting a scan into
+	// parts: its bytes, or its rows times the table's fixed-width bytes
+	// per row when that is more. Delta-encoded integers (Parquet V2)
+	// can shrink a file a thousandfold; the Arrow it decodes to, which
+	// the part sends, does not shrink.
+	weight int64
 }
 
 // scanPlan is the files of one scan of one snapshot, and the table as it
@@ -47,7 +53,8 @@ type scanPlan struct {
 	tbl      *table.Table
 	snapshot int64 // 0 for a table without snapshots
 	files    []planned
-	bytes    int64
+	bytes    int64 // of the files
+	weight   int64 // of the files, as planned.weight
 }
 
 // plan plans a scan of v at snapshot (0: the view's own, or the table's
@@ -78,6 +85,7 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 		return scanPlan{}, fmt.Errorf("plan the scan of lake table %s.%s: %w", v.ns, v.name, err)
 	}
 	p := scanPlan{tbl: tbl, snapshot: snap.SnapshotID}
+	width := fixedWidth(tbl.Schema().AsStruct())
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
@@ -90,8 +98,11 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 			continue
 		}
 		seen[path] = true
-		p.files = append(p.files, planned{path: path, size: t.File.FileSizeBytes()})
-		p.bytes += t.File.FileSizeBytes()
+		f := planned{path: path, size: t.File.FileSizeBytes()}
+		f.weight = max(f.size, t.File.Count()*width)
+		p.files = append(p.files, f)
+		p.bytes += f.size
+		p.weight += f.weight
 	}
 	sort.Slice(p.files, func(i, j int) bool { return p.files[i].path < p.files[j].path })
 	scansTotal.Inc()
@@ -105,8 +116,32 @@ func (c *Catalog) plan(ctx context.Context, v *view, filter iceberg.BooleanExpre
 	return p, nil
 }
 
+// fixedWidth is the bytes per row of a struct's fixed-width values in
+// Arrow: 8 for a long, 4 for a string's offset (its characters are not
+// counted), and so on.
+func fixedWidth(st iceberg.StructType) int64 {
+	var w int64
+	for _, f := range st.FieldList {
+		switch t := f.Type.(type) {
+		case iceberg.BooleanType:
+			w++
+		case iceberg.Int32Type, iceberg.Float32Type, iceberg.DateType, iceberg.StringType, iceberg.BinaryType, *iceberg.ListType, *iceberg.MapType:
+			w += 4
+		case iceberg.DecimalType, iceberg.UUIDType:
+			w += 16
+		case iceberg.FixedType:
+			w += int64(t.Len())
+		case *iceberg.StructType:
+			w += fixedWidth(*t)
+		default: // long, double, time and timestamps
+			w += 8
+		}
+	}
+	return w
+}
+
 // group returns part i of n of files: contiguous runs of about equal
-// bytes, the same for the same files. With at least n files, no part is
+// weight, the same for the same files. With at least n files, no part is
 // empty.
 func group(files []planned, i, n int) []planned {
 	if n <= 1 {
@@ -114,7 +149,7 @@ func group(files []planned, i, n int) []planned {
 	}
 	var total int64
 	for _, f := range files {
-		total += f.size
+		total += f.weight
 	}
 	var out []planned
 	var placed int64 // bytes in the parts before and in the current one
@@ -131,7 +166,7 @@ func group(files []planned, i, n int) []planned {
 		if g == i {
 			out = append(out, f)
 		}
-		placed += f.size
+		placed += f.weight
 		inGroup++
 	}
 	return out

@@ -56,7 +56,7 @@ func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 	if err != nil {
 		return nil, err
 	}
-	n := partCount(sp.bytes, c.opts.PartBytes, len(sp.files), c.opts.MaxParts, c.opts.Replicas)
+	n := partCount(sp.weight, c.opts.PartBytes, len(sp.files), c.opts.MaxParts, c.opts.Replicas)
 	if n < 2 {
 		return nil, nil
 	}
@@ -71,8 +71,8 @@ func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 	return parts, nil
 }
 
-// partCount is how many parts a scan of bytes in files is split into: one
-// per partBytes, rounded up to a multiple of the replicas so that each
+// partCount is how many parts a scan of bytes (planned.weight) in files is
+// split into: one per partBytes, rounded up to a multiple of the replicas so that each
 // serves as many parts, and never more than the files or maxParts.
 func partCount(bytes, partBytes int64, files, maxParts, replicas int) int {
 	n := int((bytes + partBytes - 1) / partBytes)
