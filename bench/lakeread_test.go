@@ -50,11 +50,11 @@ func TestPruningRow(t *testing.T) {
 func TestLakeFiles_CopyOptions(t *testing.T) {
 	var f LakeFiles
 	f.defaults()
-	if f.Bytes != 32<<20 || f.String() != "zstd Parquet V1" {
-		t.Errorf("defaults: got %d bytes, %s; want 32 MiB of zstd Parquet V1, as quiver ingest writes", f.Bytes, f)
+	if f.Bytes != 32<<20 || f.RowGroups != 4 || f.String() != "zstd Parquet V2" {
+		t.Errorf("defaults: got %d bytes, %d row groups, %s; want 32 MiB or 4 row groups of zstd Parquet V2, as quiver ingest writes", f.Bytes, f.RowGroups, f)
 	}
 	opts, err := f.copyOptions()
-	if got, want := strings.Join(opts, ", "), "COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V1"; err != nil || got != want {
+	if got, want := strings.Join(opts, ", "), "COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2"; err != nil || got != want {
 		t.Errorf("defaults: got %q, %v; want %q", got, err, want)
 	}
 	for _, c := range LakeFileCompressions {

@@ -94,7 +94,7 @@ func TestScaleOutTable(t *testing.T) {
 	if got := tab.Rows[0][7]; got != "1.00×" {
 		t.Errorf("baseline ratio: got %s", got)
 	}
-	for _, want := range []string{"3 replicas ran at 2.60× one (target 2.5×)", "6 data files of 100 MB mean (zstd Parquet V1)", "25%, 25%, 50%",
+	for _, want := range []string{"3 replicas ran at 2.60× one (target 2.5×)", "6 data files of 100 MB mean (zstd Parquet V2)", "25%, 25%, 50%",
 		"at most 2.00× one replica", "Bound by the CPU", "a fetch cost 9.6 CPU-s from all, 6.0 from one"} {
 		if !strings.Contains(tab.Footer, want) {
 			t.Errorf("footer lacks %q:\n%s", want, tab.Footer)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
@@ -59,9 +60,10 @@ func registerLakeFileFlags(fs *flag.FlagSet, dir *string, fetchParallel *int, fi
 	f := &lakeFileFlags{fetchParallel: fetchParallel, files: files}
 	fs.StringVar(&f.rows, "rows", "10M", "rows of each table")
 	fs.StringVar(dir, "dir", "", "directory for the bench database and the lake (a subdirectory, removed at the end; default: the system's temporary directory)")
-	fs.Int64Var(&f.fileMB, "file-mb", 32, "size DuckDB rotates each data file at, in MiB (10M num20 rows make 206 MB of zstd Parquet)")
+	fs.Int64Var(&f.fileMB, "file-mb", 32, "size DuckDB rotates each data file at, in MiB (10M num20 rows make 206 MB of zstd Parquet V1, 0.2 MB of V2)")
+	fs.IntVar(&files.RowGroups, "file-row-groups", 4, "row groups (of 122,880 rows) DuckDB rotates each data file at, if --file-mb has not")
 	fs.StringVar(&files.Compression, "file-compression", "zstd", "compression of the lake's data files: "+strings.Join(bench.LakeFileCompressions, ", ")+" (zstd is level 1, as quiver ingest writes them)")
-	fs.StringVar(&files.ParquetVersion, "parquet-version", "V1", "Parquet version of the data files: V1 (as quiver ingest writes them: PLAIN integers) or V2 (delta-encoded integers and strings)")
+	fs.StringVar(&files.ParquetVersion, "parquet-version", lake.DefaultParquetVersion, "Parquet version of the data files: V2 (as quiver ingest writes them: delta-encoded integers and strings) or V1 (PLAIN integers)")
 	fs.Int64Var(&f.partMB, "part-mb", 0, "the servers' --lake-part-mb: data per result endpoint, in MiB (0: serve's default)")
 	fs.IntVar(fetchParallel, "fetch-parallel", 0, "endpoints the client fetches at once (0: the client's default, min(endpoints, 4))")
 	return f
@@ -74,8 +76,8 @@ func (f *lakeFileFlags) check() error {
 		return usagef("bad --rows %q: one size, e.g. 10M", f.rows)
 	}
 	f.rowCount = ns[0]
-	if f.fileMB < 1 {
-		return usagef("--file-mb must be at least 1")
+	if f.fileMB < 1 || f.files.RowGroups < 1 {
+		return usagef("--file-mb and --file-row-groups must be at least 1")
 	}
 	if f.partMB < 0 || *f.fetchParallel < 0 {
 		return usagef("--part-mb and --fetch-parallel must not be negative")
