@@ -606,6 +606,9 @@ func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tm
 }
 
 func fmtMB(n int64) string {
+	if n < 100e3 {
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
 	if n < 10e6 {
 		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}

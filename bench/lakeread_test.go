@@ -162,3 +162,11 @@ func TestLakeRead_Small(t *testing.T) {
 	rep.Print(&b)
 	t.Log("\n" + b.String())
 }
+
+func TestFmtMB(t *testing.T) {
+	for n, want := range map[int64]string{17_400: "17 kB", 300_000: "0.3 MB", 7_100_000: "7.1 MB", 206_000_000: "206 MB"} {
+		if got := fmtMB(n); got != want {
+			t.Errorf("fmtMB(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
