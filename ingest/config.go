@@ -108,7 +108,9 @@ type Config struct {
 	PartitionBy []lake.PartitionKey
 	// NormPartitionBy is the layout of NormTable's files (as PartitionBy).
 	NormPartitionBy []lake.PartitionKey
-	// RowGroupSize is the Parquet row group size (lake.DefaultRowGroupSize).
+	// RowGroupSize is the rows per Parquet row group; 0 means each
+	// destination's default: lake.DefaultRowGroupSize in the export
+	// directory, DuckDB's own (122,880) in the lake.
 	RowGroupSize int
 	// ParquetVersion is the Parquet version of the files written to the
 	// export directory and the lake: V1 or V2 (lake.DefaultParquetVersion
@@ -185,9 +187,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.NormPartitionBy == nil {
 		c.NormPartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)
-	}
-	if c.RowGroupSize <= 0 {
-		c.RowGroupSize = lake.DefaultRowGroupSize
 	}
 	if c.ReportInterval == 0 {
 		c.ReportInterval = 10 * time.Second

@@ -199,6 +199,27 @@ func TestPipeline_Lake(t *testing.T) {
 	checkExactlyOnce(t, lk, "lake", n+3000, parts, bad)
 }
 
+// TestPipeline_LakeRowGroupSize checks that the lake's files take the
+// configured row group size (DuckDB's own when unset, as the test above
+// has) and the configured Parquet version.
+func TestPipeline_LakeRowGroupSize(t *testing.T) {
+	const n, parts = 5000, 1
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	lk := openTestLake(t, filepath.Join(dir, "lake"))
+	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "rowgroups")
+	cfg.RowGroupSize, cfg.ParquetVersion = 2048, "V1" // DuckDB rounds row groups up to whole 2048-row vectors
+	produce(t, addrs, parts, flatValues(t, md, 0, n), time.Date(2025, 2, 24, 20, 0, 0, 0, time.UTC))
+	runUntilIdle(t, cfg, newSource(t, addrs, "rowgroups"))
+	checkExactlyOnce(t, lk, "rowgroups", n, parts, nil)
+	files := engine.QuoteString(filepath.Join(dir, "lake", "quiver.db", "events", "data", "**", "*.parquet"))
+	got := one(t, nil, "SELECT max(row_group_num_rows) || ' ' || sum(row_group_num_rows) || ' ' || string_agg(DISTINCT encodings, '; ') FROM parquet_metadata("+files+") WHERE path_in_schema = '"+ingest.ColOffset+"'")
+	if got != "2048 5000 PLAIN" {
+		t.Errorf("largest row group, rows and encodings of the offsets: got %q, want \"2048 5000 PLAIN\"", got)
+	}
+}
+
 // TestPipeline_LakeThreeProcesses runs three pipelines, each with its own
 // database, in one group writing one lake, while messages arrive and the
 // group rebalances as they join and leave.

@@ -61,6 +61,7 @@ const lakeCommitAttempts = 5
 type icebergSink struct {
 	cfg            LakeConfig
 	parquetVersion string // V1 or V2, for DuckDB's PARQUET_VERSION
+	rowGroupSize   int    // rows per row group; 0 keeps DuckDB's
 	tables         []sinkTable
 	log            *slog.Logger
 
@@ -90,7 +91,7 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 	if lc.PartitionBy == nil {
 		lc.PartitionBy = []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}
 	}
-	s := &icebergSink{cfg: lc, parquetVersion: cfg.ParquetVersion, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
+	s := &icebergSink{cfg: lc, parquetVersion: cfg.ParquetVersion, rowGroupSize: cfg.RowGroupSize, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
 	renamed := "* RENAME (" + engine.QuoteIdent(ColPartition) + " AS " + engine.QuoteIdent(LakeColPartition) + ")"
 	// The main table goes last: its end offsets are where a partition
 	// resumes, so every other table is at or past them even after a crash
@@ -555,6 +556,9 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 			level = 1
 		}
 		opts = append(opts, fmt.Sprintf("COMPRESSION_LEVEL %d", level))
+	}
+	if s.rowGroupSize > 0 {
+		opts = append(opts, fmt.Sprintf("ROW_GROUP_SIZE %d", s.rowGroupSize))
 	}
 	rowsSQL := "(" + src + " WHERE " + where + ")"
 	target := filepath.Join(tmp, "data.parquet")

@@ -61,7 +61,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		deadTable    = fs.String("dead-letter-table", "", "table for messages that fail to decode (default: TABLE_dead_letters)")
 		partitionBy  = fs.String("partition-by", lake.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
 		normPartBy   = fs.String("norm-partition-by", lake.DefaultPartition, "hive partitioning of the exported normalized table")
-		rowGroup     = fs.Int("row-group-size", lake.DefaultRowGroupSize, "rows per Parquet row group")
+		rowGroup     = fs.Int("row-group-size", 0, fmt.Sprintf("rows per Parquet row group (0: %d in --export-dir, DuckDB's 122880 in --lake)", lake.DefaultRowGroupSize))
 		parquetVer   = fs.String("parquet-version", lake.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
 		ceilingMB    = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
 		minFreeMB    = fs.Int64("min-free-mb", 1024, "pause consumption while the disk has less free space in MB (0: no floor)")
