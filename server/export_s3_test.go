@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testsvc"
@@ -154,4 +155,65 @@ func readParquetObject(t *testing.T, fsys iceio.IO, uri string) (rows, sum int64
 		}
 	}
 	return tbl.NumRows(), sum
+}
+
+// TestExport_S3UploadFails exports to an s3:// root whose store has
+// stopped by the time of the export: DuckDB writes the file, its upload fails,
+// and the client gets an error that says nothing was exported, the
+// staged file is removed, and the failure is counted.
+func TestExport_S3UploadFails(t *testing.T) {
+	testsvc.ClearAWSEnv(t)
+	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"gone"}})
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the server's staging directory goes here
+	srv := testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), ExportRoot: "s3://gone/q",
+		ExportS3: lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
+		Security: server.Security{Users: exportUsers},
+	})
+	sw.Stop()
+
+	failedBefore := uploadsCounted(t, "failed")
+	rw := exportUsers[1]
+	c := testutil.Dial(t, srv, client.Config{User: rw.Name, Password: rw.Password})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := c.Exec(ctx, "COPY (SELECT range AS n FROM range(1000)) TO 's3://gone/q/x.parquet' (FORMAT parquet)")
+	if err == nil || !strings.Contains(err.Error(), "export to s3://gone/q/x.parquet: the file was written but its upload failed, so nothing is there") {
+		t.Fatalf("got %v, want the upload's failure", err)
+	}
+	if got := uploadsCounted(t, "failed") - failedBefore; got != 1 {
+		t.Errorf("quiver_export_uploads_total{result=\"failed\"} moved by %v, want 1", got)
+	}
+	staged, err := filepath.Glob(filepath.Join(tmp, "quiver-export-staging-*", "*"))
+	if err != nil || len(staged) != 0 {
+		t.Errorf("staged files left behind: %v %v", staged, err)
+	}
+	// The connection is still good.
+	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("after the failed export: %v", err)
+	}
+}
+
+// uploadsCounted reads quiver_export_uploads_total{result} from this
+// process's metrics.
+func uploadsCounted(t *testing.T, result string) float64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "quiver_export_uploads_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -194,6 +194,10 @@ func (s *Seaweed) waitReady(logPath string, timeout time.Duration) error {
 	return fmt.Errorf("not ready after %v", timeout)
 }
 
+// Stop stops the store before the test ends, for tests of what happens
+// when it goes away; stopping it again does nothing.
+func (s *Seaweed) Stop() { s.stop() }
+
 // stop asks weed to shut down and kills it if it takes too long.
 func (s *Seaweed) stop() {
 	s.cmd.Process.Signal(syscall.SIGTERM)
