@@ -156,7 +156,7 @@ func within(dir, p string) bool {
 	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }
 
-// resolve checks that target names a file under the root that an export
+// resolve checks that target names a file under a local root that an export
 // may write, creating missing directories on the way, and returns the
 // file's path under the resolved root. Its errors are *exportError:
 // refusals, or an I/O error creating a directory.
@@ -169,8 +169,6 @@ func (r *exportRoot) resolve(target string) (string, error) {
 		return refuse("no file named")
 	case strings.ContainsRune(target, 0):
 		return refuse("the path holds a NUL byte")
-	case r.remote != nil:
-		return refuse("give a URI under the root, %s/…", r.remote.URI())
 	case strings.Contains(target, "://"):
 		return refuse("it is a URL; exports go to local files under the root (the root may be an s3:// prefix instead: --export-root s3://bucket/prefix)")
 	case strings.HasPrefix(target, "~"):
