@@ -19,7 +19,6 @@ import (
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -708,22 +707,8 @@ func TestServer_IngestReadOnly(t *testing.T) {
 
 // metricValue reads a counter from the default Prometheus registry.
 func metricValue(t *testing.T, name string) float64 {
-	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		var v float64
-		for _, m := range mf.GetMetric() {
-			v += m.GetCounter().GetValue()
-		}
-		return v
-	}
-	return 0
+	v, _ := testutil.Metric(t, name, nil)
+	return v
 }
 
 func TestServer_PreparedParamBatches(t *testing.T) {

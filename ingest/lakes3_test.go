@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -116,20 +115,9 @@ func TestPipeline_LakeS3Faults(t *testing.T) {
 // Prometheus registry.
 func metricValue(t *testing.T, name string) float64 {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := testutil.Metric(t, name, nil)
+	if !ok {
+		t.Fatalf("no metric %s", name)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
-			continue
-		}
-		m := mf.GetMetric()[0]
-		if c := m.GetCounter(); c != nil {
-			return c.GetValue()
-		}
-		return m.GetGauge().GetValue()
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	return v
 }

@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -442,26 +441,11 @@ func asJSON(v any) string {
 // gaugeValue reads a gauge of the test topic's partition from the default
 // Prometheus registry (-1 when it has no such series).
 func gaugeValue(t *testing.T, name, partition string) float64 {
-	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := testutil.Metric(t, name, map[string]string{"topic": testTopic, "partition": partition})
+	if !ok {
+		return -1
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["topic"] == testTopic && labels["partition"] == partition {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	return -1
+	return v
 }
 
 // waitGauge waits until a gauge of a test topic's partition shows want:

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testsvc"
@@ -173,7 +172,8 @@ func TestExport_S3UploadFails(t *testing.T) {
 	})
 	sw.Stop()
 
-	failedBefore := uploadsCounted(t, "failed")
+	failed := map[string]string{"result": "failed"}
+	failedBefore, _ := testutil.Metric(t, "quiver_export_uploads_total", failed)
 	rw := exportUsers[1]
 	c := testutil.Dial(t, srv, client.Config{User: rw.Name, Password: rw.Password})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -182,8 +182,8 @@ func TestExport_S3UploadFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "export to s3://gone/q/x.parquet: the file was written but its upload failed, so nothing is there") {
 		t.Fatalf("got %v, want the upload's failure", err)
 	}
-	if got := uploadsCounted(t, "failed") - failedBefore; got != 1 {
-		t.Errorf("quiver_export_uploads_total{result=\"failed\"} moved by %v, want 1", got)
+	if got, _ := testutil.Metric(t, "quiver_export_uploads_total", failed); got-failedBefore != 1 {
+		t.Errorf("quiver_export_uploads_total{result=\"failed\"} moved by %v, want 1", got-failedBefore)
 	}
 	staged, err := filepath.Glob(filepath.Join(tmp, "quiver-export-staging-*", "*"))
 	if err != nil || len(staged) != 0 {
@@ -193,27 +193,4 @@ func TestExport_S3UploadFails(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
 		t.Errorf("after the failed export: %v", err)
 	}
-}
-
-// uploadsCounted reads quiver_export_uploads_total{result} from this
-// process's metrics.
-func uploadsCounted(t *testing.T, result string) float64 {
-	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "quiver_export_uploads_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
