@@ -99,9 +99,6 @@ type LakeFiles struct {
 // can write.
 var LakeFileCompressions = []string{"zstd", "snappy", "uncompressed"}
 
-// LakeParquetVersions are the Parquet format versions they can write.
-var LakeParquetVersions = lake.ParquetVersions
-
 func (f *LakeFiles) defaults() {
 	if f.Bytes <= 0 {
 		f.Bytes = 32 << 20
@@ -130,13 +127,11 @@ func (f LakeFiles) copyOptions() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("unknown data file compression %q: use %s", f.Compression, strings.Join(LakeFileCompressions, ", "))
 	}
-	switch f.ParquetVersion {
-	case "V1", "V2":
-		opts = append(opts, "PARQUET_VERSION "+f.ParquetVersion)
-	default:
-		return nil, fmt.Errorf("unknown Parquet version %q: use %s", f.ParquetVersion, strings.Join(LakeParquetVersions, " or "))
+	v, err := lake.ParseParquetVersion(f.ParquetVersion)
+	if err != nil {
+		return nil, err
 	}
-	return opts, nil
+	return append(opts, "PARQUET_VERSION "+v), nil
 }
 
 // String names the files' format: "zstd Parquet V1".

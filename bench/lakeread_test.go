@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/lake"
 )
 
 func TestPartRows(t *testing.T) {
@@ -58,7 +60,7 @@ func TestLakeFiles_CopyOptions(t *testing.T) {
 		t.Errorf("defaults: got %q, %v; want %q", got, err, want)
 	}
 	for _, c := range LakeFileCompressions {
-		for _, v := range LakeParquetVersions {
+		for _, v := range lake.ParquetVersions {
 			opts, err := LakeFiles{Compression: c, ParquetVersion: v}.copyOptions()
 			if err != nil || !strings.Contains(opts[0], "COMPRESSION "+c) || opts[len(opts)-1] != "PARQUET_VERSION "+v {
 				t.Errorf("%s %s: got %q, %v", c, v, opts, err)

@@ -182,8 +182,7 @@ func TestPipeline_Lake(t *testing.T) {
 	checkExactlyOnce(t, lk, "lake", n, parts, bad)
 	// The data files are Parquet V2, as DuckDB writes it: the offsets
 	// delta-encoded, not PLAIN.
-	files := engine.QuoteString(filepath.Join(dir, "lake", "quiver.db", "events", "data", "**", "*.parquet"))
-	if got := one(t, nil, "SELECT string_agg(DISTINCT encodings, '; ') FROM parquet_metadata("+files+") WHERE path_in_schema = '"+ingest.ColOffset+"'"); got != "DELTA_BINARY_PACKED" {
+	if got := offsetChunks(t, dir, "string_agg(DISTINCT encodings, '; ')"); got != "DELTA_BINARY_PACKED" {
 		t.Errorf("encodings of the lake files' %s column: got %q, want DELTA_BINARY_PACKED (Parquet V2)", ingest.ColOffset, got)
 	}
 
@@ -197,6 +196,15 @@ func TestPipeline_Lake(t *testing.T) {
 	produce(t, addrs, parts, more, base.Add(n*time.Second))
 	runUntilIdle(t, cfg, newSource(t, addrs, "lake"))
 	checkExactlyOnce(t, lk, "lake", n+3000, parts, bad)
+}
+
+// offsetChunks aggregates, with agg, DuckDB's parquet_metadata rows of
+// the offset column in the events table's data files of the file:// lake
+// under dir/lake.
+func offsetChunks(t *testing.T, dir, agg string) string {
+	t.Helper()
+	files := engine.QuoteString(filepath.Join(dir, "lake", "quiver.db", "events", "data", "**", "*.parquet"))
+	return one(t, nil, "SELECT "+agg+" FROM parquet_metadata("+files+") WHERE path_in_schema = "+engine.QuoteString(ingest.ColOffset))
 }
 
 // TestPipeline_LakeRowGroupSize checks that the lake's files take the
@@ -213,9 +221,7 @@ func TestPipeline_LakeRowGroupSize(t *testing.T) {
 	produce(t, addrs, parts, flatValues(t, md, 0, n), time.Date(2025, 2, 24, 20, 0, 0, 0, time.UTC))
 	runUntilIdle(t, cfg, newSource(t, addrs, "rowgroups"))
 	checkExactlyOnce(t, lk, "rowgroups", n, parts, nil)
-	files := engine.QuoteString(filepath.Join(dir, "lake", "quiver.db", "events", "data", "**", "*.parquet"))
-	got := one(t, nil, "SELECT max(row_group_num_rows) || ' ' || sum(row_group_num_rows) || ' ' || string_agg(DISTINCT encodings, '; ') FROM parquet_metadata("+files+") WHERE path_in_schema = '"+ingest.ColOffset+"'")
-	if got != "2048 5000 PLAIN" {
+	if got := offsetChunks(t, dir, "max(row_group_num_rows) || ' ' || sum(row_group_num_rows) || ' ' || string_agg(DISTINCT encodings, '; ')"); got != "2048 5000 PLAIN" {
 		t.Errorf("largest row group, rows and encodings of the offsets: got %q, want \"2048 5000 PLAIN\"", got)
 	}
 }

@@ -152,7 +152,7 @@ func group(files []planned, i, n int) []planned {
 		total += f.weight
 	}
 	var out []planned
-	var placed int64 // bytes in the parts before and in the current one
+	var placed int64 // weight in the parts before and in the current one
 	g, inGroup := 0, 0
 	for k, f := range files {
 		if inGroup > 0 && g < n-1 {

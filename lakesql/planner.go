@@ -71,11 +71,12 @@ func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]js
 	return parts, nil
 }
 
-// partCount is how many parts a scan of bytes (planned.weight) in files is
-// split into: one per partBytes, rounded up to a multiple of the replicas so that each
-// serves as many parts, and never more than the files or maxParts.
-func partCount(bytes, partBytes int64, files, maxParts, replicas int) int {
-	n := int((bytes + partBytes - 1) / partBytes)
+// partCount is how many parts a scan of files weighing weight in all
+// (planned.weight) is split into: one per partBytes, rounded up to a
+// multiple of the replicas so that each serves as many parts, and never
+// more than the files or maxParts.
+func partCount(weight, partBytes int64, files, maxParts, replicas int) int {
+	n := int((weight + partBytes - 1) / partBytes)
 	if replicas > 1 && n > 1 {
 		n = (n + replicas - 1) / replicas * replicas
 	}

@@ -85,10 +85,11 @@ func (f *lakeFileFlags) check() error {
 	if !slices.Contains(bench.LakeFileCompressions, f.files.Compression) {
 		return usagef("unknown --file-compression %q: use %s", f.files.Compression, strings.Join(bench.LakeFileCompressions, ", "))
 	}
-	f.files.ParquetVersion = strings.ToUpper(f.files.ParquetVersion)
-	if !slices.Contains(bench.LakeParquetVersions, f.files.ParquetVersion) {
-		return usagef("unknown --parquet-version %q: use %s", f.files.ParquetVersion, strings.Join(bench.LakeParquetVersions, " or "))
+	v, err := lake.ParseParquetVersion(f.files.ParquetVersion)
+	if err != nil {
+		return usagef("unknown --parquet-version %q: use %s", strings.ToUpper(f.files.ParquetVersion), strings.Join(lake.ParquetVersions, " or "))
 	}
+	f.files.ParquetVersion = v
 	f.files.Bytes = f.fileMB << 20
 	return nil
 }
