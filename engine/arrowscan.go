@@ -17,6 +17,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,6 +50,22 @@ const RowGroupSize = 122_880
 func (c *Conn) InsertArrow(ctx context.Context, target string, columns []string, r array.RecordReader) (int64, error) {
 	r = newCoalescer(r, RowGroupSize, c.db.mem)
 	defer r.Release()
+	cols := ""
+	if len(columns) > 0 {
+		quoted := make([]string, len(columns))
+		for i, col := range columns {
+			quoted[i] = QuoteIdent(col)
+		}
+		cols = " (" + strings.Join(quoted, ", ") + ")"
+	}
+	return c.ExecArrow(ctx, r, func(view string) string { return "INSERT INTO " + target + cols + " SELECT * FROM " + view })
+}
+
+// ExecArrow runs the statement query(view), where view names a scan of
+// the batches r yields, and returns the rows it changed. DuckDB pulls the
+// batches as the statement runs, so memory stays bounded by the reader.
+// When the statement fails and r failed too, r's error is returned.
+func (c *Conn) ExecArrow(ctx context.Context, r array.RecordReader, query func(view string) string) (int64, error) {
 	view := fmt.Sprintf("__quiver_scan_%d", scanSeq.Add(1))
 	stream := (*cdata.CArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	defer C.free(unsafe.Pointer(stream))
@@ -62,18 +79,7 @@ func (c *Conn) InsertArrow(ctx context.Context, target string, columns []string,
 		duckdb.Query(c.conn, "DROP VIEW IF EXISTS "+view, &res)
 		duckdb.DestroyResult(&res)
 	}()
-	cols := ""
-	if len(columns) > 0 {
-		cols = " ("
-		for i, col := range columns {
-			if i > 0 {
-				cols += ", "
-			}
-			cols += QuoteIdent(col)
-		}
-		cols += ")"
-	}
-	n, err := c.Exec(ctx, "INSERT INTO "+target+cols+" SELECT * FROM "+view)
+	n, err := c.Exec(ctx, query(view))
 	if err != nil {
 		if rerr := r.Err(); rerr != nil {
 			return 0, fmt.Errorf("read input: %w", rerr)

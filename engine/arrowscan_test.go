@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -142,5 +144,57 @@ func TestConn_InsertArrowCoalesces(t *testing.T) {
 		if v := got[0].Column(i).(*array.Int64).Value(0); v != want {
 			t.Errorf("column %d: got %d, want %d (rows, non-null s, rows out of order)", i, v, want)
 		}
+	}
+}
+
+// TestConn_ExecArrow runs statements other than an insert over an Arrow
+// scan: a COPY to Parquet whose file is read back, a COPY whose reader
+// fails midway (the reader's error comes back), and bad SQL.
+func TestConn_ExecArrow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	db := openTest(t, engine.Options{AllowedDirs: []string{dir}})
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	ctx := context.Background()
+	schema, recs := makeBatches(t, mem, 3, 4000)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	path := filepath.Join(dir, "out.parquet")
+	copyTo := func(view string) string {
+		return "COPY (SELECT * FROM " + view + ") TO " + engine.QuoteString(path) + " (FORMAT parquet, COMPRESSION zstd)"
+	}
+
+	rdr, _ := array.NewRecordReader(schema, recs)
+	n, err := c.ExecArrow(ctx, rdr, copyTo)
+	rdr.Release()
+	if err != nil || n != 12000 {
+		t.Fatalf("copy: got %d, %v; want 12000", n, err)
+	}
+	got := collect(t, db, "SELECT count(*), count(s), sum(id) FROM read_parquet("+engine.QuoteString(path)+")")
+	defer releaseAll(got)
+	if cnt, nn, sum := got[0].Column(0).(*array.Int64).Value(0), got[0].Column(1).(*array.Int64).Value(0), got[0].Column(2).ValueStr(0); cnt != 12000 || nn != 9600 || sum != "71994000" {
+		t.Errorf("the file holds %d rows, %d non-null s, sum(id) %s; want 12000, 9600, 71994000", cnt, nn, sum)
+	}
+
+	failing, _ := array.NewRecordReader(schema, recs)
+	_, err = c.ExecArrow(ctx, &failingReader{RecordReader: failing, failAt: 1}, copyTo)
+	failing.Release()
+	if err == nil || !strings.Contains(err.Error(), "client went away") {
+		t.Errorf("failing reader: got %v, want its error", err)
+	}
+
+	bad, _ := array.NewRecordReader(schema, recs)
+	_, err = c.ExecArrow(ctx, bad, func(view string) string { return "SELEC * FROM " + view })
+	bad.Release()
+	if err == nil {
+		t.Error("bad SQL: got no error")
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // produce writes the messages to the benchmark topic.
@@ -236,6 +237,47 @@ func insertRecord(ctx context.Context, conn *engine.Conn, table string, rec arro
 	defer rdr.Release()
 	_, err = conn.InsertArrow(ctx, engine.QuoteIdent(table), cols, rdr)
 	return err
+}
+
+// parquet streams the decoded batches into one Parquet file with a single
+// COPY over an Arrow scan, in the lake's format (Parquet V2, zstd level
+// 1): what writing the lake's files straight from the decoded batches
+// would cost, against insert, which stores them in DuckDB first.
+func (e *Bench) parquet(ctx context.Context) (Result, error) {
+	if len(e.records) == 0 {
+		if _, err := e.decode(); err != nil {
+			return Result{}, err
+		}
+	}
+	db, err := engine.Open(ctx, engine.Options{Path: ":memory:", AllowedDirs: []string{e.dir}})
+	if err != nil {
+		return Result{}, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer conn.Release()
+	rdr, err := array.NewRecordReader(e.records[0].Schema(), e.records)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rdr.Release()
+	path := filepath.Join(e.dir, "bench.parquet")
+	defer os.Remove(path)
+	t := time.Now()
+	n, err := conn.ExecArrow(ctx, rdr, func(view string) string {
+		return "COPY (SELECT * FROM " + view + ") TO " + engine.QuoteString(path) +
+			" (FORMAT parquet, PARQUET_VERSION " + lake.DefaultParquetVersion + ", COMPRESSION zstd, COMPRESSION_LEVEL 1)"
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if n != int64(len(e.values)) {
+		return Result{}, fmt.Errorf("the Parquet file holds %d rows of %d", n, len(e.values))
+	}
+	return Result{Name: Parquet, Rows: n, Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
 }
 
 // native times DuckDB copying the inserted table into another one.

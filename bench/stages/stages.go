@@ -54,11 +54,12 @@ const (
 	Decode   = "decode"   // Protobuf to Arrow, Decoders goroutines
 	Insert   = "insert"   // Arrow into DuckDB, Inserters connections
 	Native   = "native"   // DuckDB's INSERT INTO t2 SELECT * FROM t, the baseline
+	Parquet  = "parquet"  // Arrow into one Parquet file through DuckDB's writer, as the lake's files are written
 	Pipeline = "pipeline" // Kafka to DuckDB through the whole pipeline
 )
 
 // all is every stage, in order.
-var all = []string{Consume, Decode, Insert, Native, Pipeline}
+var all = []string{Consume, Decode, Insert, Native, Parquet, Pipeline}
 
 // Config configures a Bench. Zero values take the defaults noted.
 type Config struct {
@@ -253,6 +254,8 @@ func (e *Bench) Run(ctx context.Context, stage string) (Result, error) {
 		st, err = e.insert(ctx)
 	case Native:
 		st, err = e.native(ctx)
+	case Parquet:
+		st, err = e.parquet(ctx)
 	case Pipeline:
 		st, e.lastReport, err = e.pipeline(ctx)
 	default:

@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("stage %s: got %d rows in %s, want 5000", s.Name, s.Rows, s.Duration)
 		}
 	}
-	if got, want := strings.Join(names, ","), "consume,decode,insert,native,pipeline"; got != want {
+	if got, want := strings.Join(names, ","), "consume,decode,insert,native,parquet,pipeline"; got != want {
 		t.Errorf("stages: got %s, want %s", got, want)
 	}
 	if res.Pipeline == nil || res.Pipeline.NormRecords == 0 {
