@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -75,10 +78,14 @@ type lakeRun struct {
 	commitsBefore int   // of them, committed before every row was in DuckDB
 	files         int64 // data files
 	fileBytes     int64 // their size
-	lakeRows      int64 // rows the main table holds
-	segments      int   // DuckDB files rotated out
-	segmentMB     int64 // their total size
-	tables        int   // commits to all tables (main and dead letters)
+	// The data files of every commit but the last: the segments sealed at
+	// --rotate-mb or --rotate-age, without the final one the clean stop
+	// sealed early. Their mean size is what a sustained ingest writes.
+	rotatedFiles, rotatedBytes int64
+	lakeRows                   int64 // rows the main table holds
+	segments                   int   // DuckDB files rotated out
+	segmentMB                  int64 // their total size
+	tables                     int   // commits to all tables (main and dead letters)
 }
 
 // Lake times the Kafka → DuckDB pipeline alone against the same pipeline
@@ -263,12 +270,29 @@ func (h *lakeHarness) readLake(ctx context.Context, namespace, table string, ing
 				run.commitsBefore++
 			}
 		}
+		run.rotatedFiles, run.rotatedBytes = rotatedFiles(snaps)
 		if cur := ice.CurrentSnapshot(); cur != nil && cur.Summary != nil {
 			prop := func(k string) int64 { v, _ := strconv.ParseInt(cur.Summary.Properties[k], 10, 64); return v }
 			run.files, run.fileBytes, run.lakeRows = prop("total-data-files"), prop("total-files-size"), prop("total-records")
 		}
 	}
 	return nil
+}
+
+// rotatedFiles adds up the data files that every snapshot but the last
+// (in sequence order) added, and their bytes.
+func rotatedFiles(snaps []table.Snapshot) (files, bytes int64) {
+	snaps = slices.Clone(snaps)
+	slices.SortFunc(snaps, func(a, b table.Snapshot) int { return cmp.Compare(a.SequenceNumber, b.SequenceNumber) })
+	for _, s := range snaps[:max(len(snaps)-1, 0)] {
+		if s.Summary == nil {
+			continue
+		}
+		n, _ := strconv.ParseInt(s.Summary.Properties["added-data-files"], 10, 64)
+		b, _ := strconv.ParseInt(s.Summary.Properties["added-files-size"], 10, 64)
+		files, bytes = files+n, bytes+b
+	}
+	return files, bytes
 }
 
 // stopAtEnd has the pipeline flush once the whole topic is delivered
@@ -470,6 +494,10 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 	if m.files > 0 {
 		meanFile = float64(m.fileBytes) / float64(m.files) / 1e6
 	}
+	rotatedMean := "-"
+	if m.rotatedFiles > 0 {
+		rotatedMean = fmt.Sprintf("%.1f", float64(m.rotatedBytes)/float64(m.rotatedFiles)/1e6)
+	}
 	meanSeg := 0.0
 	if m.segments > 0 {
 		meanSeg = float64(m.segmentMB) / float64(m.segments)
@@ -478,10 +506,11 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 		Title: "What the lake run wrote (median of the runs)",
 		Note: "Data files and commits of the main table (each commit is one Iceberg snapshot; the dead-letter table " +
 			"gets an empty commit beside each, counted in all commits); commits/h is the commits per hour at the lake run's rate, " +
-			"the final commit at the stop included; segments are the DuckDB files rotated out and committed (rotation is decided between batches, so they can outgrow --rotate-mb).",
-		Columns: []string{"data files", "mean file MB", "commits", "commits/h", "all commits", "segments", "mean segment MiB", "store cores"},
+			"the final commit at the stop included; rotated files are those of every commit but the last, whose segment the clean stop sealed before it reached --rotate-mb: " +
+			"their mean is the file size a sustained ingest writes; segments are the DuckDB files rotated out and committed (rotation is decided between batches, so they can outgrow --rotate-mb).",
+		Columns: []string{"data files", "mean file MB", "rotated files", "their mean MB", "commits", "commits/h", "all commits", "segments", "mean segment MiB", "store cores"},
 		Rows: [][]string{{
-			fmt.Sprint(m.files), fmt.Sprintf("%.1f", meanFile), fmt.Sprint(m.commits), fmt.Sprintf("%.0f", perHour),
+			fmt.Sprint(m.files), fmt.Sprintf("%.1f", meanFile), fmt.Sprint(m.rotatedFiles), rotatedMean, fmt.Sprint(m.commits), fmt.Sprintf("%.0f", perHour),
 			fmt.Sprint(m.tables), fmt.Sprint(m.segments), fmt.Sprintf("%.0f", meanSeg), fmtCores(storeCores),
 		}},
 	}
@@ -510,6 +539,8 @@ func summarizeLake(runs []lakeRun) lakeRun {
 		commitsBefore:  int(i64(func(r lakeRun) int64 { return int64(r.commitsBefore) })),
 		files:          i64(func(r lakeRun) int64 { return r.files }),
 		fileBytes:      i64(func(r lakeRun) int64 { return r.fileBytes }),
+		rotatedFiles:   i64(func(r lakeRun) int64 { return r.rotatedFiles }),
+		rotatedBytes:   i64(func(r lakeRun) int64 { return r.rotatedBytes }),
 		lakeRows:       i64(func(r lakeRun) int64 { return r.lakeRows }),
 		segments:       int(i64(func(r lakeRun) int64 { return int64(r.segments) })),
 		segmentMB:      i64(func(r lakeRun) int64 { return r.segmentMB }),

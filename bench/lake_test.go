@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	icebergapi "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -66,6 +69,35 @@ func TestLake_Tiny(t *testing.T) {
 		if r.files < 1 || r.commits < 1 {
 			t.Errorf("%d data files in %d commits, want at least one of each", r.files, r.commits)
 		}
+		// The stop's commit, the last, is left out of the rotated files.
+		if r.rotatedFiles >= r.files || r.rotatedBytes >= r.fileBytes {
+			t.Errorf("%d of %d files (%d of %d bytes) counted as rotated: the last commit's files must be left out",
+				r.rotatedFiles, r.files, r.rotatedBytes, r.fileBytes)
+		}
+	}
+}
+
+func TestRotatedFiles(t *testing.T) {
+	snap := func(seq int64, files, bytes string) table.Snapshot {
+		return table.Snapshot{SequenceNumber: seq, Summary: &table.Summary{Properties: icebergapi.Properties{"added-data-files": files, "added-files-size": bytes}}}
+	}
+	for _, tc := range []struct {
+		name         string
+		snaps        []table.Snapshot
+		files, bytes int64
+	}{
+		{"none", nil, 0, 0},
+		{"only the stop's", []table.Snapshot{snap(1, "1", "10")}, 0, 0},
+		{"in order", []table.Snapshot{snap(1, "2", "200"), snap(2, "1", "150"), snap(3, "1", "5")}, 3, 350},
+		{"out of order", []table.Snapshot{snap(3, "1", "5"), snap(1, "2", "200"), snap(2, "1", "150")}, 3, 350},
+		{"no summary", []table.Snapshot{{SequenceNumber: 1}, snap(2, "1", "150"), snap(3, "1", "5")}, 1, 150},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, bytes := rotatedFiles(tc.snaps)
+			if files != tc.files || bytes != tc.bytes {
+				t.Errorf("rotatedFiles = %d files, %d bytes; want %d, %d", files, bytes, tc.files, tc.bytes)
+			}
+		})
 	}
 }
 
