@@ -42,6 +42,10 @@ const (
 	OffsetsTable = "_quiver_offsets"
 	// SegmentTable holds the live file's segment id and opening time.
 	SegmentTable = "_quiver_segment"
+	// StreamTable lists, in lake mode, the Parquet files a segment's main
+	// rows were streamed to (part, rows): the commit checks they are all
+	// there before it uploads them.
+	StreamTable = "_quiver_main_stream"
 )
 
 // DefaultBatchRows is DuckDB's row group size, the smallest batch that

@@ -92,7 +92,21 @@
 // Parquet files: <namespace>.<table>, and the dead-letter and normalized
 // tables beside it. The local DuckDB file is then only a buffer, and the
 // lake is the one shared, fenced commit point of every process in the
-// group. Each commit appends a sealed file's rows of some partitions and
+// group.
+//
+// The main table's rows skip the live file: each committed batch goes, in
+// batch order, to a COPY that streams the segment's rows into one Parquet
+// file in the lake's format, placed beside the sealed file at rotation and
+// uploaded as it is (rewritten only when the commit takes part of it, or
+// when it spans partitions of the table). Storing the rows in DuckDB first
+// cost twice the CPU of writing the file. The live file keeps the offsets
+// log, the dead letters and the normalized rows, and records the streamed
+// files, which the commit checks are all there. Because the stream is not
+// durable until sealed, a restart removes the live file of the run before
+// and its partitions resume from the lake's offsets: a crash costs reading
+// the live segment (at most --rotate-mb or --rotate-age of it) again from
+// Kafka, never a lost or duplicated row. Column types DuckDB cannot write
+// as the lake's table takes them keep the rows in the live file. Each commit appends a sealed file's rows of some partitions and
 // records, in the snapshot's summary, the group's end offset of every
 // partition (package lake/iceberg). It succeeds only if each partition's
 // rows start where the table's committed end for that partition is, so
@@ -121,8 +135,10 @@
 //     from the lake.
 //
 // A kill -9 at any moment leaves the rows either committed, with their
-// offsets, or in local files whose range the lake has not passed, which
-// the next owner of each partition commits or drops by rule 3. Several
+// offsets, or in sealed local files whose range the lake has not passed,
+// which the next owner of each partition commits or drops by rule 3, or
+// in the live segment, which the restart removes unread: its partitions
+// resume from the lake's offsets and read those rows again. Several
 // tables are committed one after the other, each fenced on its own
 // offsets; a crash between them leaves the file on disk, and the redo
 // skips the tables that already have it. Without a lake, several processes

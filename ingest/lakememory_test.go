@@ -134,7 +134,7 @@ loop:
 		rss, peak := procMemory(p.cmd.Process.Pid)
 		peakRSS, hwm = max(peakRSS, rss), max(hwm, peak)
 		for _, s := range sealedSegments(t, db) {
-			sealedMax[s.ID] = max(sealedMax[s.ID], s.Size())
+			sealedMax[s.ID] = max(sealedMax[s.ID], segmentBytes(s))
 		}
 		m := scrape(p.Metrics)
 		if m == nil {
@@ -297,6 +297,19 @@ func procMemory(pid int) (rss, hwm float64) {
 }
 
 // sealedSegments lists the sealed files beside db; none once it is gone.
+// segmentBytes is a sealed segment's size: its DuckDB file and the
+// Parquet files its main rows were streamed to.
+func segmentBytes(s lake.Segment) int64 {
+	n := s.Size()
+	parts, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path), s.ID+".main.*.parquet"))
+	for _, p := range parts {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
 func sealedSegments(t testing.TB, db string) []lake.Segment {
 	segs, err := lake.Sealed(db)
 	if err != nil {

@@ -200,9 +200,12 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 		return st, fmt.Errorf("commit segment %s: attach: %w", seg.ID, err)
 	}
 	uploads := seg.Path + ".uploads"
-	err := s.removeUncommitted(ctx, uploads)
+	src, err := readSegmentSource(ctx, conn, seg, alias)
 	if err == nil {
-		err = s.commitSegment(ctx, conn, alias, uploads, owned, tolerant, &st)
+		err = s.removeUncommitted(ctx, uploads)
+	}
+	if err == nil {
+		err = s.commitSegment(ctx, conn, src, uploads, owned, tolerant, &st)
 	}
 	if _, derr := conn.Exec(context.WithoutCancel(ctx), "DETACH "+engine.QuoteIdent(alias)); derr != nil && err == nil {
 		err = fmt.Errorf("detach: %w", derr)
@@ -214,6 +217,9 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 	crashPoint("lake-before-delete")
 	if err := seg.Remove(); err != nil {
 		return st, fmt.Errorf("commit segment %s: remove: %w", seg.ID, err)
+	}
+	if err := removeSidecars(seg); err != nil {
+		s.log.Warn("remove the Parquet files of a committed segment", "segment", seg.ID, "err", err)
 	}
 	if err := os.Remove(uploads); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Warn("remove the uploads list of a committed segment", "path", uploads, "err", err)
@@ -229,13 +235,13 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 }
 
 // commitSegment commits each table of the attached segment.
-func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alias, uploads string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
-	ranges, err := s.segmentRanges(ctx, conn, alias)
+func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
+	ranges, err := s.segmentRanges(ctx, conn, src)
 	if err != nil {
 		return err
 	}
 	for i, t := range s.tables {
-		n, files, err := s.commitTable(ctx, conn, alias, uploads, t, ranges, owned, tolerant)
+		n, files, err := s.commitTable(ctx, conn, src, uploads, t, ranges, owned, tolerant)
 		if err != nil {
 			return fmt.Errorf("to %s: %w", strings.Join(t.ice.Identifier(), "."), err)
 		}
@@ -255,12 +261,12 @@ func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, alia
 // the lake's when the partition was assigned); for a partition the lake
 // has never seen there is no such row, and the start is its first row's
 // offset.
-func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alias string) (map[int32]partRange, error) {
-	db := engine.QuoteIdent(alias) + ".main."
+func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, src segmentSource) (map[int32]partRange, error) {
+	db := engine.QuoteIdent(src.alias) + ".main."
 	firsts := make([]string, 0, len(s.tables))
 	for _, t := range s.tables {
-		firsts = append(firsts, fmt.Sprintf("SELECT %s AS p, min(%s) AS lo, NULL::BIGINT AS hi FROM %s%s GROUP BY 1",
-			engine.QuoteIdent(t.partCol), engine.QuoteIdent(t.offCol), db, engine.QuoteIdent(t.local)))
+		firsts = append(firsts, fmt.Sprintf("SELECT %s AS p, min(%s) AS lo, NULL::BIGINT AS hi FROM %s GROUP BY 1",
+			engine.QuoteIdent(t.partCol), engine.QuoteIdent(t.offCol), src.relation(t)))
 	}
 	sql := `SELECT p, min(lo), max(hi) FROM (SELECT "partition" AS p, min(next_offset) AS lo, max(next_offset) AS hi FROM ` +
 		db + OffsetsTable + " WHERE topic = " + engine.QuoteString(s.cfg.Topic) + " GROUP BY 1 UNION ALL " +
@@ -283,7 +289,7 @@ func (s *icebergSink) segmentRanges(ctx context.Context, conn *engine.Conn, alia
 
 // commitTable commits one table's rows of the owned partitions, fenced on
 // the table's own offsets, and returns the rows and files committed.
-func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias, uploads string, t sinkTable, ranges map[int32]partRange, owned, tolerant map[int32]bool) (int64, int, error) {
+func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, t sinkTable, ranges map[int32]partRange, owned, tolerant map[int32]bool) (int64, int, error) {
 	for attempt := 1; ; attempt++ {
 		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
 		if err != nil {
@@ -329,7 +335,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, alias,
 		if err := noteUploads(uploads, t.local, id, off); err != nil {
 			return 0, 0, err
 		}
-		files, err := s.writeFiles(ctx, conn, alias, uploads+".tmp", t, strings.Join(where, " OR "), id)
+		files, err := s.writeFiles(ctx, conn, src, uploads+".tmp", t, strings.Join(where, " OR "), id)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -447,8 +453,14 @@ func (s *icebergSink) removeUncommitted(ctx context.Context, path string) error 
 // them as Parquet (see copyParquet) when it can write every column type
 // of the table as Iceberg reads it; otherwise, or when that fails, the
 // rows are read out of DuckDB and iceberg-go writes them.
-func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, alias, tmp string, t sinkTable, where string, id uuid.UUID) (*iceberg.Files, error) {
-	src := "SELECT " + t.columns + " FROM " + engine.QuoteIdent(alias) + ".main." + engine.QuoteIdent(t.local)
+func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg segmentSource, tmp string, t sinkTable, where string, id uuid.UUID) (*iceberg.Files, error) {
+	if t.isMain && len(seg.sidecars) > 0 {
+		files, err := s.uploadSidecars(ctx, conn, seg, t, where, id)
+		if files != nil || err != nil {
+			return files, err
+		}
+	}
+	src := "SELECT " + t.columns + " FROM " + seg.relation(t)
 	files, err := s.copyParquet(ctx, conn, tmp, t, src, where, id)
 	switch {
 	case files != nil:
@@ -509,27 +521,12 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 	}
 	schema := rows.Schema()
 	rows.Close()
-	// Unsigned columns are cast to the signed type iceberg-go gives them
-	// in the table (int for uint8 to uint32, long for uint64); a value
-	// that does not fit fails the COPY, and the rows go through
-	// iceberg-go.
-	cols := make([]string, 0, schema.NumFields())
-	for _, f := range schema.Fields() {
-		col := engine.QuoteIdent(f.Name)
-		switch f.Type.ID() {
-		case arrow.UINT8, arrow.UINT16, arrow.UINT32:
-			col = "CAST(" + col + " AS INTEGER) AS " + col
-		case arrow.UINT64:
-			col = "CAST(" + col + " AS BIGINT) AS " + col
-		default:
-			if !parquetCopyable(f.Type) {
-				return nil, nil
-			}
-		}
-		cols = append(cols, col)
+	cols, ok := parquetColumns(schema)
+	if !ok {
+		return nil, nil
 	}
-	ids, err := t.ice.PrepareParquet(ctx, schema)
-	if err != nil {
+	opts, ok, err := s.parquetOptions(ctx, t, schema)
+	if err != nil || !ok {
 		return nil, err
 	}
 	if err := os.RemoveAll(tmp); err != nil {
@@ -540,26 +537,6 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 	}
 	defer os.RemoveAll(tmp)
 
-	// The table's codec (write.parquet.compression-codec, zstd when
-	// unset); a codec DuckDB does not write sends the rows through
-	// iceberg-go. zstd at level 1 unless the table sets another: in
-	// DuckDB it took 10 to 35% less CPU than its default level 3, for
-	// files no larger on the ingest benchmark's rows.
-	codec, ok := t.ice.CompressionCodec()
-	if !ok {
-		return nil, nil
-	}
-	opts := []string{"FORMAT parquet", "PARQUET_VERSION " + s.parquetVersion, "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
-	if codec == "zstd" {
-		level, ok := t.ice.CompressionLevel()
-		if !ok {
-			level = 1
-		}
-		opts = append(opts, fmt.Sprintf("COMPRESSION_LEVEL %d", level))
-	}
-	if s.rowGroupSize > 0 {
-		opts = append(opts, fmt.Sprintf("ROW_GROUP_SIZE %d", s.rowGroupSize))
-	}
 	rowsSQL := "(" + src + " WHERE " + where + ")"
 	target := filepath.Join(tmp, "data.parquet")
 	if len(t.partition) > 0 {
@@ -620,6 +597,60 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 		return nil, fmt.Errorf("%w: it wrote %d rows but its files hold %d", errCopyParquet, n, files.Rows())
 	}
 	return files, nil
+}
+
+// parquetColumns is the select list that gives DuckDB's Parquet writer
+// the columns of schema as the lake's table has them: unsigned columns are
+// cast to the signed type iceberg-go gives them in the table (int for
+// uint8 to uint32, long for uint64; a value that does not fit fails the
+// COPY). ok is false when a column has a type this path does not handle.
+func parquetColumns(schema *arrow.Schema) (cols []string, ok bool) {
+	cols = make([]string, 0, schema.NumFields())
+	for _, f := range schema.Fields() {
+		col := engine.QuoteIdent(f.Name)
+		switch f.Type.ID() {
+		case arrow.UINT8, arrow.UINT16, arrow.UINT32:
+			col = "CAST(" + col + " AS INTEGER) AS " + col
+		case arrow.UINT64:
+			col = "CAST(" + col + " AS BIGINT) AS " + col
+		default:
+			if !parquetCopyable(f.Type) {
+				return nil, false
+			}
+		}
+		cols = append(cols, col)
+	}
+	return cols, true
+}
+
+// parquetOptions are the COPY options that write rows of schema (as the
+// lake names the columns) as data files of t: every column labelled with
+// its Iceberg field id, in the table's codec (write.parquet.compression-codec,
+// zstd when unset). ok is false for a codec DuckDB does not write; the rows
+// then go through iceberg-go. zstd runs at level 1 unless the table sets
+// another: in DuckDB it took 10 to 35% less CPU than its default level 3,
+// for files no larger on the ingest benchmark's rows.
+func (s *icebergSink) parquetOptions(ctx context.Context, t sinkTable, schema *arrow.Schema) (opts []string, ok bool, err error) {
+	ids, err := t.ice.PrepareParquet(ctx, schema)
+	if err != nil {
+		return nil, false, err
+	}
+	codec, ok := t.ice.CompressionCodec()
+	if !ok {
+		return nil, false, nil
+	}
+	opts = []string{"FORMAT parquet", "PARQUET_VERSION " + s.parquetVersion, "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
+	if codec == "zstd" {
+		level, ok := t.ice.CompressionLevel()
+		if !ok {
+			level = 1
+		}
+		opts = append(opts, fmt.Sprintf("COMPRESSION_LEVEL %d", level))
+	}
+	if s.rowGroupSize > 0 {
+		opts = append(opts, fmt.Sprintf("ROW_GROUP_SIZE %d", s.rowGroupSize))
+	}
+	return opts, true, nil
 }
 
 // parquetCopyable reports whether DuckDB writes a column of type dt to

@@ -103,6 +103,14 @@ var (
 		Name: "quiver_ingest_lake_removed_uploads_total",
 		Help: "Data files deleted because the commit that uploaded them never landed (a crash or a failure between upload and commit).",
 	})
+	lakeStreamedRows = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_streamed_rows_total",
+		Help: "Main-table rows written straight into the lake's Parquet files, without storing them in DuckDB, counted when their segment's stream is sealed.",
+	})
+	lakeUploadedAsIs = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_streamed_files_uploaded_total",
+		Help: "Streamed Parquet files uploaded to the lake as they were written (the others are rewritten: rows of partitions not committed, or several table partitions in one file).",
+	})
 	lakeBacklog = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_ingest_lake_backlog_segments",
 		Help: "Sealed segments waiting to be committed to the lake (or exported).",

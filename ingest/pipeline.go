@@ -123,6 +123,17 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 		p.live.setTopic(tn.Topic())
 		p.live.mu.Unlock()
 	}
+	if p.cfg.Lake != nil {
+		// The live file of an earlier run held rows only in part (see
+		// lakestream.go): its partitions resume from the lake.
+		removed, err := removeLiveForLake(p.cfg.DBPath)
+		if err != nil {
+			return p.report(), err
+		}
+		if len(removed) > 0 {
+			p.log.Info("removed the live file and streams of an earlier run; their partitions resume from the lake's offsets", "files", removed)
+		}
+	}
 	st, err := openStore(ctx, &p.cfg, p.schemas)
 	if err != nil {
 		return p.report(), err
@@ -136,6 +147,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 	err = p.setupRotation(ctx)
 	if p.rotator != nil && p.rotator.exportDB != nil {
 		defer p.rotator.exportDB.Close() // when Run returns, after the exports stopped
+	}
+	if st.stream != nil {
+		defer st.stream.abort() // the live segment's rows are read again on the next start
 	}
 	if err != nil {
 		return p.report(), err
@@ -333,6 +347,9 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("open the export database: %w", err)
 	}
+	if err := p.setupStream(ctx); err != nil {
+		return err
+	}
 	sealed, err := lake.Sealed(p.cfg.DBPath)
 	if err != nil {
 		return err
@@ -341,6 +358,32 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 		p.log.Info("sealed files left by an earlier run wait for the partition assignment", "count", len(sealed))
 	}
 	p.rotator.enqueue(sealed...)
+	return nil
+}
+
+// setupStream streams the main table's rows into the lake's Parquet files
+// instead of the live file, when DuckDB can write them as the lake's table
+// takes them (see lakestream.go).
+func (p *Pipeline) setupStream(ctx context.Context) error {
+	conn, err := p.store.conn(ctx)
+	if err != nil {
+		return err
+	}
+	query, ok, err := p.sink.streamQuery(ctx, conn, p.schemas.main)
+	conn.Release()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		p.log.Info("the main table's rows go through the live file: DuckDB cannot write a column or the codec as the lake's table takes it")
+		return nil
+	}
+	p.store.stream = &mainStreamer{db: p.rotator.exportDB, dir: lake.SealedDir(p.cfg.DBPath), schema: p.schemas.main, query: query}
+	if err := p.store.openStream(ctx); err != nil {
+		p.store.stream = nil
+		return err
+	}
+	p.log.Info("the main table's rows stream straight into the lake's Parquet files; the live file keeps the offsets, dead letters and normalized rows")
 	return nil
 }
 

@@ -147,7 +147,17 @@ func (r *rotator) rotateSure(ctx context.Context) error {
 // rotateOnce seals the live file and queues it for export.
 func (r *rotator) rotateOnce(ctx context.Context) error {
 	size := r.store.size()
+	if r.store.stream != nil {
+		if err := r.store.sealStream(ctx); err != nil {
+			return fmt.Errorf("rotate: %w", err)
+		}
+	}
 	seg, lived, err := r.store.rotate(ctx)
+	if r.store.stream != nil && (err == nil || errors.Is(err, errRotationSkipped)) {
+		if serr := r.store.openStream(ctx); serr != nil {
+			return fmt.Errorf("rotate: %w", serr)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type store struct {
 	segID  string
 	opened time.Time
 	rows   atomic.Int64 // rows in the live file's tables, as far as known
+	// stream, in lake mode, takes the main table's rows instead of the
+	// live file (see lakestream.go); nil otherwise.
+	stream *mainStreamer
 
 	offMu     sync.Mutex
 	committed Offsets
@@ -281,11 +284,12 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 	if _, err := conn.Exec(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("commit batch %d: %w", d.seq, err)
 	}
+	streamed := s.stream != nil && d.main != nil
 	for _, t := range []struct {
 		name string
 		rec  arrow.RecordBatch
 	}{{s.cfg.Table, d.main}, {s.cfg.NormTable, d.norm}, {s.cfg.DeadLetterTable, d.dead}} {
-		if t.rec == nil {
+		if t.rec == nil || (streamed && t.name == s.cfg.Table) {
 			continue
 		}
 		if err := insertRecord(ctx, conn, t.name, t.rec); err != nil {
@@ -300,6 +304,13 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 	if err := turn(ctx); err != nil {
 		return err
 	}
+	if streamed {
+		// In batch order, after the batches before it committed. The
+		// stream counts these rows only once the transaction commits.
+		if err := s.stream.push(ctx, d.main); err != nil {
+			return fmt.Errorf("commit batch %d: %w", d.seq, err)
+		}
+	}
 	if d.seq%compactEvery == 0 {
 		// Only this transaction deletes, and it deletes rows no open
 		// transaction touches, so it cannot conflict.
@@ -309,6 +320,9 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 	}
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit batch %d: %w", d.seq, err)
+	}
+	if streamed {
+		s.stream.commit(d.main.NumRows())
 	}
 	s.rows.Add(d.rows(d.main) + d.rows(d.norm) + d.rows(d.dead))
 	s.offMu.Lock()
@@ -347,8 +361,42 @@ func (s *store) committedOffsets() Offsets {
 	return s.committed.Clone()
 }
 
-// size is the live file's size with its write-ahead log.
-func (s *store) size() int64 { return lake.FileSize(s.cfg.DBPath) }
+// size is the live file's size with its write-ahead log, and what the
+// main table's stream has written.
+func (s *store) size() int64 {
+	n := lake.FileSize(s.cfg.DBPath)
+	if s.stream != nil {
+		n += s.stream.size()
+	}
+	return n
+}
+
+// sealStream finishes the main table's stream and records its file in
+// the live file's stream table, so the sealed segment lists it.
+func (s *store) sealStream(ctx context.Context) error {
+	part, rows, err := s.stream.seal()
+	if err != nil {
+		return err
+	}
+	conn, err := s.conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+StreamTable+" (part INTEGER NOT NULL, rows BIGINT NOT NULL); "+
+		fmt.Sprintf("INSERT INTO %s VALUES (%d, %d)", StreamTable, part, rows)); err != nil {
+		return fmt.Errorf("record the segment's Parquet stream: %w", err)
+	}
+	return nil
+}
+
+// openStream starts the main table's stream for the live segment.
+func (s *store) openStream(ctx context.Context) error {
+	s.mu.Lock()
+	id := s.segID
+	s.mu.Unlock()
+	return s.stream.open(ctx, id)
+}
 
 // age is how long ago the live file was opened.
 func (s *store) age() time.Duration {

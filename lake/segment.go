@@ -126,6 +126,9 @@ func (s Segment) Remove() error {
 	return nil
 }
 
+// SyncDir makes a directory's entries (renames, creations) durable.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 // syncDir makes a directory's entries (renames, creations) durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

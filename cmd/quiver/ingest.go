@@ -54,7 +54,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		queueMsgs    = fs.Int("queue-messages", 0, "messages buffered before decoding (0: batch-rows × (decoders+1))")
 		queueMB      = fs.Int64("queue-mb", 0, "MiB of messages buffered before decoding (0: 256 × (decoders+1))")
 		queueBatches = fs.Int("queue-batches", 4, "decoded batches buffered before inserting")
-		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB (needs --export-dir or --lake; 0: never by size)")
+		rotateMB     = fs.Int64("rotate-mb", 4096, "rotate the database file at this size in MB; with --lake, the segment: its streamed Parquet and its database file (needs --export-dir or --lake; 0: never by size)")
 		rotateAge    = fs.Duration("rotate-age", time.Hour, "rotate the database file at this age (needs --export-dir or --lake; 0: never by age)")
 		normalize    = fs.String("normalize", "", "normalizer spec: comma-separated field paths for a flat second table, e.g. 'id, items[].sku AS sku'")
 		normTable    = fs.String("norm-table", "", "table for normalized rows (default: TABLE_norm)")
