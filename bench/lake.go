@@ -464,7 +464,7 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 		Title: fmt.Sprintf("Kafka → Iceberg on S3: %s messages, %s, %d partitions, in-process broker, %s, rotating at %s",
 			fmtRows(int64(cfg.Messages)), shape, cfg.Partitions, store, fmtMiB(cfg.RotateBytes)),
 		Note: "pipeline is Kafka → DuckDB alone (no rotation), first delivery to the last DuckDB commit; lake is the same pipeline " +
-			"rotating its DuckDB file into Iceberg tables (SQLite catalog, warehouse " + warehouse + "), first delivery to the last Iceberg commit, " +
+			"in lake mode (the main rows streamed into Parquet files, the rest in a DuckDB file) committing each segment to Iceberg tables (SQLite catalog, warehouse " + warehouse + "), first delivery to the last Iceberg commit, " +
 			"the final segment sealed, uploaded and committed at the clean stop included; cores is this process's CPU time (broker included, object store not) over the run's time.",
 		Columns: []string{"run", "ms", "rows/s", "MB/s", "cores", "vs pipeline"},
 	}
@@ -507,7 +507,7 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 		Note: "Data files and commits of the main table (each commit is one Iceberg snapshot; the dead-letter table " +
 			"gets an empty commit beside each, counted in all commits); commits/h is the commits per hour at the lake run's rate, " +
 			"the final commit at the stop included; rotated files are those of every commit but the last, whose segment the clean stop sealed before it reached --rotate-mb: " +
-			"their mean is the file size a sustained ingest writes; segments are the DuckDB files rotated out and committed (rotation is decided between batches, so they can outgrow --rotate-mb).",
+			"their mean is the file size a sustained ingest writes; segments are the segments sealed and committed, sized as the streamed Parquet written so far plus the DuckDB file (rotation is decided between batches, so they can outgrow --rotate-mb).",
 		Columns: []string{"data files", "mean file MB", "rotated files", "their mean MB", "commits", "commits/h", "all commits", "segments", "mean segment MiB", "store cores"},
 		Rows: [][]string{{
 			fmt.Sprint(m.files), fmt.Sprintf("%.1f", meanFile), fmt.Sprint(m.rotatedFiles), rotatedMean, fmt.Sprint(m.commits), fmt.Sprintf("%.0f", perHour),
@@ -572,12 +572,12 @@ func medianI(v []int64) int64 {
 // how many lake commits landed while rows still went into DuckDB, and how
 // long the lake run went on after the last DuckDB commit.
 func lakeOverlap(m lakeRun, total time.Duration) string {
-	tail := fmt.Sprintf("from the last DuckDB commit to the last lake commit (the final segment sealed, uploaded and committed, after any segment still uploading) took %d ms of the lake run's %d ms, %s cores busy",
+	tail := fmt.Sprintf("from the last local commit to the last lake commit (the final segment sealed, uploaded and committed, after any segment still uploading) took %d ms of the lake run's %d ms, %s cores busy",
 		m.tail.Milliseconds(), total.Milliseconds(), fmtCores(cores(m.tailCPU, m.tail)))
 	if m.commitsBefore == 0 {
-		return "Upload did not overlap ingest: every lake commit came after the last DuckDB commit (more --messages or a smaller --rotate-mb rotate segments out during ingest); " + tail + "."
+		return "Upload did not overlap ingest: every lake commit came after the last local commit (more --messages or a smaller --rotate-mb rotate segments out during ingest); " + tail + "."
 	}
-	return fmt.Sprintf("Upload overlapped ingest: %d of %d lake commits landed while rows still went into DuckDB; %s.", m.commitsBefore, m.commits, tail)
+	return fmt.Sprintf("Upload overlapped ingest: %d of %d lake commits landed while batches were still being committed locally; %s.", m.commitsBefore, m.commits, tail)
 }
 
 func cores(cpu, wall time.Duration) float64 {
@@ -609,12 +609,18 @@ func lakeBound(pipe, lk Stat, pipeIngest time.Duration, m lakeRun, storeCores fl
 		busy = machine
 		who = fmt.Sprintf("%.2f of %d cores busy on the machine, other processes included (the lake run's own %s)", machine, ncpu, own)
 	}
-	split := fmt.Sprintf("of the %d ms it took beyond the pipeline alone, %d ms were a slower ingest (%d ms until every row was in DuckDB, against %d ms) and %d ms the tail after it",
+	split := fmt.Sprintf("of the %d ms it took beyond the pipeline alone, %d ms were a slower ingest (%d ms until every batch was committed locally, against %d ms) and %d ms the tail after it",
 		extra.Milliseconds(), slower.Milliseconds(), m.ingest.Milliseconds(), pipeIngest.Milliseconds(), m.tail.Milliseconds())
+	if extra < 0 {
+		split = fmt.Sprintf("it took %d ms less than the pipeline alone: %d ms until every batch was committed locally (the main rows streamed into Parquet, not stored in DuckDB), against %d ms, then %d ms of tail",
+			-extra.Milliseconds(), m.ingest.Milliseconds(), pipeIngest.Milliseconds(), m.tail.Milliseconds())
+	}
 	tailCores, tailMachine := cores(m.tailCPU, m.tail), cores(m.machineTailCPU, m.tail)
 	switch {
 	case lk.Cores() == 0:
 		return fmt.Sprintf("The lake run ran at %.2f× the pipeline's rate; its CPU time was not measured; %s.", vs, split)
+	case vs > 1:
+		return fmt.Sprintf("Faster than the pipeline alone: %.2f× its rate with %s; %s.", vs, who, split)
 	case vs >= 0.95:
 		return fmt.Sprintf("The lake cost little: %.2f× the pipeline's rate with %s; %s.", vs, who, split)
 	case busy >= 0.9*float64(ncpu):

@@ -24,7 +24,7 @@ func init() {
 		var cfg bench.LakeConfig
 		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
 		partitions := fs.Int("partitions", 4, "topic partitions")
-		rotateMB := fs.Int("rotate-mb", 16, "the lake run rotates its DuckDB file into a segment committed to the lake at this size, in MiB (1M messages make about 33 MiB)")
+		rotateMB := fs.Int("rotate-mb", 4, "the lake run seals a segment (its streamed Parquet file and its DuckDB file) and commits it to the lake at this size, in MiB (1M messages make about 2 MiB of Parquet)")
 		fs.IntVar(&cfg.Decoders, "decoders", 0, "decoder goroutines (0: quiver ingest's default, one per CPU)")
 		fs.IntVar(&cfg.Inserters, "inserters", 0, "DuckDB insert connections (0: quiver ingest's default)")
 		fetchPartMB := fs.Int("fetch-partition-mb", 0, "most one fetch brings of one partition, in MB (0: quiver ingest's default)")
