@@ -198,3 +198,26 @@ func TestConn_ExecArrow(t *testing.T) {
 		t.Error("bad SQL: got no error")
 	}
 }
+
+// TestOptions_Settings checks extra settings apply before the
+// configuration is locked, and a bad one fails Open.
+func TestOptions_Settings(t *testing.T) {
+	db := openTest(t, engine.Options{Settings: []string{"preserve_insertion_order = false"}})
+	got := collect(t, db, "SELECT current_setting('preserve_insertion_order')::VARCHAR")
+	defer releaseAll(got)
+	if v := got[0].Column(0).ValueStr(0); v != "false" {
+		t.Errorf("preserve_insertion_order = %s, want false", v)
+	}
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(context.Background(), "SET preserve_insertion_order = true"); err == nil {
+		t.Error("SQL changed a setting after Open: the configuration is not locked")
+	}
+	if db, err := engine.Open(context.Background(), engine.Options{Path: ":memory:", Settings: []string{"no_such_setting = 1"}}); err == nil {
+		db.Close()
+		t.Error("a bad setting: Open gave no error")
+	}
+}

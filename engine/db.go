@@ -49,6 +49,9 @@ type Options struct {
 	// conversion instead of the direct vector copy. It exists to check and
 	// measure the fast path against DuckDB's output.
 	FallbackOnly bool
+	// Settings are more DuckDB settings, "name = value", applied with SET
+	// GLOBAL before the configuration is locked.
+	Settings []string
 	// Allocator allocates result buffers; nil means a mempool.Allocator.
 	Allocator memory.Allocator
 	// Logger receives the engine's logs; nil means slog.Default().
@@ -145,6 +148,9 @@ func (d *DB) setup(ctx context.Context) error {
 		}
 	}
 	stmts := []string{"SET GLOBAL TimeZone = 'UTC'"}
+	for _, set := range d.opts.Settings {
+		stmts = append(stmts, "SET GLOBAL "+set)
+	}
 	if !d.opts.LateMaterialization {
 		stmts = append(stmts, "SET GLOBAL disabled_optimizers = 'late_materialization'")
 	}

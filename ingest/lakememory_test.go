@@ -421,3 +421,64 @@ func checkLakeIDs(t *testing.T, lk *iceberg.Lake, group string, n int, parts int
 		t.Errorf("%d dead letters", dead)
 	}
 }
+
+// TestLong_LakeFileSize checks the lake's data files reach the segment
+// size at a sustained rate: 460,000 messages of about 1 KB (random,
+// incompressible) drain through an unpartitioned table rotating at
+// --rotate-mb 128, and every file but the one the clean stop sealed early
+// must be at least 128 MiB. Seed 003's pipeline wrote files of 13 MB. (A
+// segment overshoots the size by what DuckDB's COPY holds back from the
+// file when rotation reads it: up to a 16 MiB row group per thread.)
+func TestLong_LakeFileSize(t *testing.T) {
+	if !longTests {
+		t.Skip("set QUIVER_LONG_TESTS=1")
+	}
+	const n, parts, rotate = 460_000, lakeMemParts, 128 << 20
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	rng := rand.New(rand.NewChaCha8([32]byte{4, 5, 6}))
+	base := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	for from := 0; from < n; from += lakeMemWave {
+		to := min(from+lakeMemWave, n)
+		produce(t, addrs, parts, blobValues(t, md, rng, from, to), base.Add(time.Duration(from)*time.Second))
+	}
+	lk := openTestLake(t, filepath.Join(dir, "lake"))
+	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "lake-size")
+	cfg.Lake.PartitionBy = []iceberg.PartitionField{} // unpartitioned: one file per segment
+	cfg.Rotate = lake.Policy{MaxBytes: rotate}
+	cfg.BatchRows = 8192
+	runUntilIdle(t, cfg, newSource(t, addrs, "lake-size"))
+	checkLakeIDs(t, lk, "lake-size", n, parts)
+
+	tb, err := lk.Table(context.Background(), "quiver", "events", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ice, err := tb.Iceberg(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := ice.Metadata().Snapshots()
+	var sizes []int64
+	for _, s := range snaps {
+		files, _ := strconv.ParseInt(s.Summary.Properties["added-data-files"], 10, 64)
+		bytes, _ := strconv.ParseInt(s.Summary.Properties["added-files-size"], 10, 64)
+		t.Logf("snapshot %d: %d files, %.1f MiB", s.SequenceNumber, files, float64(bytes)/(1<<20))
+		if files != 1 {
+			t.Errorf("snapshot %d added %d files, want one (one segment, unpartitioned)", s.SequenceNumber, files)
+		}
+		sizes = append(sizes, bytes)
+	}
+	if len(sizes) < 3 {
+		t.Fatalf("%d commits, want at least 2 rotated segments and the stop's", len(sizes))
+	}
+	var total int64
+	for i, b := range sizes[:len(sizes)-1] { // the last is the stop's
+		total += b
+		if b < rotate {
+			t.Errorf("file of commit %d: %.1f MiB, want at least %d MiB", i+1, float64(b)/(1<<20), rotate>>20)
+		}
+	}
+	t.Logf("%d rotated files, mean %.1f MiB", len(sizes)-1, float64(total)/float64(len(sizes)-1)/(1<<20))
+}

@@ -341,9 +341,12 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 	// live file rotates on while one uploads: with the live database's
 	// connection, rotation waited for each export, and on two cores the
 	// lake's commits all landed after ingest instead of beside it.
+	// The main table's stream runs there too, and closes its row groups at
+	// a size in bytes, which DuckDB does only without insertion order.
 	if p.rotator.exportDB, err = engine.Open(ctx, engine.Options{
 		Path: ":memory:", Threads: p.cfg.Threads, MemoryLimit: p.cfg.MemoryLimit,
 		AllowedDirs: []string{lake.SealedDir(p.cfg.DBPath)}, MaxIdle: 2, Logger: p.cfg.Logger,
+		Settings: []string{"preserve_insertion_order = false"},
 	}); err != nil {
 		return fmt.Errorf("open the export database: %w", err)
 	}
