@@ -121,7 +121,6 @@ type mainStream struct {
 	done   chan struct{}
 	rows   int64 // COPY's row count, once done
 	err    error // COPY's error, once done
-	pushed atomic.Int64
 
 	closeOnce sync.Once
 }
@@ -190,7 +189,6 @@ func (s *mainStream) push(ctx context.Context, rec arrow.RecordBatch) error {
 	rec.Retain()
 	select {
 	case s.ch <- rec:
-		s.pushed.Add(rec.NumRows())
 		return nil
 	case <-s.done:
 		rec.Release()
@@ -202,15 +200,12 @@ func (s *mainStream) push(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 // finish ends the stream, waits for the COPY, and makes the file durable.
-// It fails when the COPY failed or wrote other than the rows pushed.
+// It fails when the COPY failed; the caller checks its rows.
 func (s *mainStream) finish() error {
 	s.closeOnce.Do(func() { close(s.ch) })
 	<-s.done
 	if s.err != nil {
 		return fmt.Errorf("write the segment's Parquet stream: %w", s.err)
-	}
-	if n := s.pushed.Load(); s.rows != n {
-		return fmt.Errorf("the segment's Parquet stream holds %d rows of %d", s.rows, n)
 	}
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -490,22 +485,18 @@ func (s *icebergSink) streamQuery(ctx context.Context, conn *engine.Conn, record
 		return nil, false, err
 	}
 	// The batches' columns, named and typed as the table's.
-	cols := make([]string, 0, record.NumFields())
-	for _, f := range record.Fields() {
-		name := f.Name
-		if name == ColPartition {
-			name = LakeColPartition
+	fields := make([]arrow.Field, record.NumFields())
+	for i, f := range record.Fields() {
+		if f.Name == ColPartition {
+			f.Name = LakeColPartition
 		}
-		col := engine.QuoteIdent(f.Name) + " AS " + engine.QuoteIdent(name)
-		switch f.Type.ID() {
-		case arrow.UINT8, arrow.UINT16, arrow.UINT32:
-			col = "CAST(" + engine.QuoteIdent(f.Name) + " AS INTEGER) AS " + engine.QuoteIdent(name)
-		case arrow.UINT64:
-			col = "CAST(" + engine.QuoteIdent(f.Name) + " AS BIGINT) AS " + engine.QuoteIdent(name)
-		}
-		cols = append(cols, col)
+		fields[i] = f
 	}
-	sel := "SELECT " + strings.Join(cols, ", ") + " FROM "
+	cols, ok := parquetColumns(arrow.NewSchema(fields, nil))
+	if !ok {
+		return nil, false, nil
+	}
+	sel := "SELECT " + strings.Join(cols, ", ") + " FROM (SELECT " + t.columns + " FROM "
 	// Without order, each DuckDB thread gathers its own row groups: batches
 	// cut small by the flush interval still make full row groups, and the
 	// rows reach the file as they come instead of waiting for their turn.
@@ -515,6 +506,6 @@ func (s *icebergSink) streamQuery(ctx context.Context, conn *engine.Conn, record
 	// thread of 1 KB rows made a segment due at 128 MiB 305 MiB).
 	with := " (" + strings.Join(append(opts, "PRESERVE_ORDER false", "ROW_GROUP_SIZE_BYTES '16MiB'"), ", ") + ")"
 	return func(view, path string) string {
-		return "COPY (" + sel + view + ") TO " + engine.QuoteString(path) + with
+		return "COPY (" + sel + view + ")) TO " + engine.QuoteString(path) + with
 	}, true, nil
 }
