@@ -133,6 +133,10 @@ func (s *Stmt) Replace(ctx context.Context, sql string) error {
 	}
 	duckdb.DestroyPrepare(&s.ps)
 	s.ps, s.text = n.ps, n.text
+	if s.pipe != nil {
+		s.pipe.query.Close()
+		s.pipe = nil
+	}
 	return nil
 }
 

@@ -15,6 +15,10 @@ var (
 		Name: "quiver_engine_statements_total",
 		Help: "Statements executed.",
 	})
+	copiesPiped = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_copies_piped_total",
+		Help: "COPY (query) TO statements run piped: a query DuckDB would run on one thread, streamed into a COPY that encodes on every thread.",
+	})
 	statementErrors = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_statement_errors_total",
 		Help: "Statements that failed to execute.",

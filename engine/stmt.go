@@ -22,6 +22,8 @@ type Stmt struct {
 	// done, when set, runs once when the statement's result is ready or
 	// it failed (see OnResult).
 	done func(ctx context.Context, err error) error
+	// pipe, when set, is how the statement, a COPY, runs (PipeCopy).
+	pipe *copyPipe
 }
 
 // OnResult sets fn to run once, on the statement's next execution, when
@@ -133,6 +135,13 @@ func (s *Stmt) ParamSchema() (*arrow.Schema, error) {
 
 // Exec runs the statement to completion and returns the rows it changed.
 func (s *Stmt) Exec(ctx context.Context) (int64, error) {
+	if s.pipe != nil {
+		n, err := s.runPipe(ctx)
+		if err = s.finish(ctx, err); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
 	res, stop, err := s.execute(ctx, false)
 	if err != nil {
 		return 0, err
@@ -160,6 +169,9 @@ func (s *Stmt) QueryTransient(ctx context.Context) (*Rows, error) {
 }
 
 func (s *Stmt) query(ctx context.Context, transient bool) (*Rows, error) {
+	if s.pipe != nil {
+		return s.pipeResult(ctx, transient)
+	}
 	res, stop, err := s.execute(ctx, true)
 	if err != nil {
 		return nil, err
@@ -286,5 +298,9 @@ const (
 // Close destroys the prepared statement.
 func (s *Stmt) Close() {
 	s.finish(context.Background(), ErrNotRun)
+	if s.pipe != nil {
+		s.pipe.query.Close()
+		s.pipe = nil
+	}
 	duckdb.DestroyPrepare(&s.ps)
 }

@@ -471,7 +471,26 @@ func (r *exportRoot) prepare(ctx context.Context, c *copyStmt, st *engine.Stmt) 
 	if err := st.Replace(ctx, c.rebuild(file, format)); err != nil {
 		return "", "", failuref(codes.InvalidArgument, "export to %s: %v", c.target, err)
 	}
+	if c.query != "" {
+		// A query DuckDB would export on one thread is streamed into a
+		// COPY that encodes on every thread (engine.Stmt.PipeCopy).
+		_, err := st.PipeCopy(ctx, c.query, func(view string) string {
+			return c.rebuildFrom("(SELECT * FROM "+view+")", file, format)
+		})
+		if err != nil {
+			return "", "", failuref(codes.InvalidArgument, "export to %s: %v", c.target, err)
+		}
+	}
+	// DuckDB leaves its tmp_<name> behind a COPY that failed or was
+	// canceled; resolve made sure none was there before this one.
+	tmp := filepath.Join(filepath.Dir(file), "tmp_"+filepath.Base(file))
 	if key == "" {
+		st.OnResult(func(ctx context.Context, err error) error {
+			if err != nil {
+				os.Remove(tmp)
+			}
+			return err
+		})
 		return file, format, nil
 	}
 	// DuckDB writes the staged file (and renames it into place from
@@ -481,6 +500,7 @@ func (r *exportRoot) prepare(ctx context.Context, c *copyStmt, st *engine.Stmt) 
 	st.OnResult(func(ctx context.Context, err error) error {
 		defer os.Remove(staged)
 		if err != nil {
+			os.Remove(tmp)
 			return err
 		}
 		n, err := r.remote.Upload(ctx, staged, key)

@@ -163,13 +163,16 @@ func (c *copyStmt) checkOptions() error {
 // renames it into place only once it is complete. The query sits on lines
 // of its own so that a trailing -- comment cannot swallow the parenthesis.
 func (c *copyStmt) rebuild(file, format string) string {
-	var b strings.Builder
-	b.WriteString("COPY ")
 	if c.table != "" {
-		b.WriteString(c.table)
-	} else {
-		b.WriteString("(\n" + c.query + "\n)")
+		return c.rebuildFrom(c.table, file, format)
 	}
+	return c.rebuildFrom("(\n"+c.query+"\n)", file, format)
+}
+
+// rebuildFrom is rebuild's COPY of src, a table or a parenthesised query.
+func (c *copyStmt) rebuildFrom(src, file, format string) string {
+	var b strings.Builder
+	b.WriteString("COPY " + src)
 	b.WriteString(" TO " + engine.QuoteString(file) + " (FORMAT " + format)
 	for _, o := range c.options {
 		if o.name == "FORMAT" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -175,6 +176,72 @@ func TestExport_Allowed(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestExport_Piped exports a query with a LIMIT, which DuckDB would
+// write on one thread and quiver streams into a COPY of its own
+// (engine.Stmt.PipeCopy), over each path: the file holds the query's rows
+// in its order, and quiver_engine_copies_piped_total counts each. An export
+// whose query fails partway, piped or not, reports the query's error and
+// leaves nothing behind, not even DuckDB's tmp_ file, so the same export
+// runs again.
+func TestExport_Piped(t *testing.T) {
+	env := startExportServer(t, true, false)
+	reader := testutil.Dial(t, env.srv, client.Config{User: "bi", Password: "bipw"})
+	rw := exportUsers[1]
+	for _, p := range exportPaths {
+		t.Run(p.name, func(t *testing.T) {
+			file := filepath.Join(env.root, p.name+"-limit.parquet")
+			before := counterValue(t, "quiver_engine_copies_piped_total")
+			n, err := p.run(t, env, rw, fmt.Sprintf("COPY (SELECT n, s FROM facts LIMIT 800) TO '%s' (FORMAT parquet)", file))
+			if err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			if n != 800 {
+				t.Errorf("rows reported: got %d, want 800", n)
+			}
+			if got := counterValue(t, "quiver_engine_copies_piped_total") - before; got != 1 {
+				t.Errorf("quiver_engine_copies_piped_total moved by %v, want 1", got)
+			}
+			q := fmt.Sprintf("SELECT count(*) FILTER (WHERE n = file_row_number AND s = 'row ' || n) || ',' || count(*) FROM read_parquet('%s', file_row_number = true)", file)
+			if got := queryString(t, reader, q); got != "800,800" {
+				t.Errorf("rows in the query's order, of all: got %s, want 800,800", got)
+			}
+			for _, tc := range []struct{ name, limit string }{{"piped", " LIMIT 800"}, {"not piped", ""}} {
+				failing := filepath.Join(env.root, p.name+"-"+strings.ReplaceAll(tc.name, " ", "-")+".parquet")
+				sql := fmt.Sprintf("COPY (SELECT CASE WHEN n = 700 THEN error('row 700 is bad') ELSE n END AS n FROM facts%s) TO '%s' (FORMAT parquet)", tc.limit, failing)
+				if _, err := p.run(t, env, rw, sql); err == nil || !strings.Contains(err.Error(), "row 700 is bad") {
+					t.Fatalf("%s: %v; want the query's error", tc.name, err)
+				}
+				for _, f := range []string{failing, filepath.Join(env.root, "tmp_"+filepath.Base(failing))} {
+					if _, err := os.Lstat(f); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s: %s is there after the export failed: %v", tc.name, f, err)
+					}
+				}
+				ok := fmt.Sprintf("COPY (SELECT n FROM facts%s) TO '%s' (FORMAT parquet)", tc.limit, failing)
+				if _, err := p.run(t, env, rw, ok); err != nil {
+					t.Fatalf("%s: the export again, after it failed: %v", tc.name, err)
+				}
+			}
+		})
+	}
+}
+
+// counterValue is the value of a counter without labels in the default
+// registry.
+func counterValue(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
 }
 
 // TestExport_Refused runs every export that must be refused, as the
