@@ -2,6 +2,7 @@ package admit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -50,6 +51,38 @@ type CanceledError struct{ By string }
 
 func (e *CanceledError) Error() string {
 	return fmt.Sprintf("the statement was canceled by %s", e.By)
+}
+
+// TimeoutError is the cause of a statement's context ended by its time
+// limit (Bound). Source names the setting the limit came from.
+type TimeoutError struct {
+	D      time.Duration
+	Source string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("the statement ran longer than its timeout of %s (%s) and was canceled", e.D, e.Source)
+}
+
+// Bound is Track, and when d > 0 it also ends the statement's context
+// after d, its cause a *TimeoutError naming source. The returned cancel
+// function must be called.
+func Bound(ctx context.Context, endpoint, user string, d time.Duration, source string) (context.Context, context.CancelFunc) {
+	ctx, untrack := Track(ctx, endpoint, user)
+	if d <= 0 {
+		return ctx, untrack
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &TimeoutError{D: d, Source: source})
+	return ctx, func() { cancel(); untrack() }
+}
+
+// TimedOut returns what ended ctx when it was its time limit (Bound).
+func TimedOut(ctx context.Context) (*TimeoutError, bool) {
+	var te *TimeoutError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
+		return te, true
+	}
+	return nil, false
 }
 
 type trackKey struct{}

@@ -86,3 +86,40 @@ func TestTrack(t *testing.T) {
 		t.Fatal("a nil controller tracks nothing")
 	}
 }
+
+// TestBound ends a statement's context at its time limit with a cause
+// that names the limit's source, is tracked like Track's, and leaves a
+// statement without a limit, or one canceled otherwise, not timed out.
+func TestBound(t *testing.T) {
+	c := New(Config{Running: 2, Reserved: 1, Timeout: 5 * time.Second})
+	ctx, done := Bound(context.Background(), "mysql", "ann", 20*time.Millisecond, "max_execution_time")
+	defer done()
+	s, err := c.AdmitSQL(ctx, nil, "SELECT 2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qs := c.Queries(); len(qs) != 1 || qs[0].User != "ann" || qs[0].Endpoint != "mysql" {
+		t.Fatalf("a bound statement is not tracked: %+v", qs)
+	}
+	if _, ok := TimedOut(ctx); ok {
+		t.Fatal("timed out before its limit")
+	}
+	<-ctx.Done()
+	s.Done()
+	te, ok := TimedOut(ctx)
+	if !ok || te.D != 20*time.Millisecond || te.Source != "max_execution_time" {
+		t.Fatalf("TimedOut: %+v, %v", te, ok)
+	}
+	if msg := te.Error(); msg != "the statement ran longer than its timeout of 20ms (max_execution_time) and was canceled" {
+		t.Errorf("message: %s", msg)
+	}
+
+	ctx, done = Bound(context.Background(), "flight", "bob", 0, "unused")
+	if _, ok := ctx.Deadline(); ok {
+		t.Error("no limit set a deadline")
+	}
+	done()
+	if _, ok := TimedOut(ctx); ctx.Err() == nil || ok {
+		t.Errorf("a statement ended by its cancel: err %v, timed out %v", ctx.Err(), ok)
+	}
+}

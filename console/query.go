@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -47,25 +46,17 @@ type deniedError struct{ err error }
 
 func (e *deniedError) Error() string { return e.err.Error() }
 
-// timeoutError is the cause of a statement context ended by the query
-// timeout.
-type timeoutError struct{ d time.Duration }
-
-func (e *timeoutError) Error() string {
-	return fmt.Sprintf("the statement ran longer than the server's --query-timeout of %s and was canceled", e.d)
-}
-
 // failed maps err, which ended a statement run under ctx, to its status.
 func failed(ctx context.Context, err error) *statusError {
 	var (
 		se     *statusError
 		denied *deniedError
 		busy   *admit.BusyError
-		te     *timeoutError
 		ce     *admit.CanceledError
 		ee     *engine.Error
 	)
 	cause := context.Cause(ctx)
+	te, timedOut := admit.TimedOut(ctx)
 	switch {
 	case errors.As(err, &se):
 		return se
@@ -73,7 +64,7 @@ func failed(ctx context.Context, err error) *statusError {
 		return &statusError{http.StatusForbidden, "denied", denied.Error()}
 	case errors.As(err, &busy):
 		return &statusError{http.StatusTooManyRequests, "busy", busy.Error()}
-	case ctx.Err() != nil && errors.As(cause, &te):
+	case timedOut:
 		return &statusError{http.StatusGatewayTimeout, "timeout", te.Error()}
 	case ctx.Err() != nil && errors.As(cause, &ce):
 		return &statusError{http.StatusConflict, "canceled", ce.Error()}
@@ -131,13 +122,8 @@ func (q *run) close() {
 // request's context: a closed request cancels it, and so does an admin
 // through /api/cancel.
 func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err error) {
-	ctx, untrack := admit.Track(r.Context(), "http", u.Name)
-	q = &run{ctx: ctx, done: []func(){untrack}, sql: sql, cls: c.opts.Classifier, outcome: "ok"}
-	if d := c.opts.QueryTimeout; d > 0 {
-		var cancel context.CancelFunc
-		q.ctx, cancel = context.WithTimeoutCause(q.ctx, d, &timeoutError{d})
-		q.done = append(q.done, cancel)
-	}
+	ctx, cancel := admit.Bound(r.Context(), "http", u.Name, c.opts.QueryTimeout, "the server's --query-timeout")
+	q = &run{ctx: ctx, done: []func(){cancel}, sql: sql, cls: c.opts.Classifier, outcome: "ok"}
 	defer func() {
 		if err != nil {
 			se := failed(q.ctx, err)

@@ -66,21 +66,8 @@ func (s *Server) queryTimeout(ctx context.Context) time.Duration {
 // cancel it. The cancel function must be called.
 func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	u, _ := auth.UserFromContext(ctx)
-	ctx, untrack := admit.Track(ctx, "flight", u.Name)
-	d := s.queryTimeout(ctx)
-	if d <= 0 {
-		return ctx, untrack
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, &timeoutError{d})
-	return ctx, func() { cancel(); untrack() }
-}
-
-// timeoutError is the cause of a context ended by the query timeout.
-type timeoutError struct{ d time.Duration }
-
-func (e *timeoutError) Error() string {
-	return fmt.Sprintf("the statement ran longer than its timeout of %s (the session's %s option, or the server's --query-timeout) and was canceled",
-		e.d, optQueryTimeout)
+	return admit.Bound(ctx, "flight", u.Name, s.queryTimeout(ctx),
+		"the session's "+optQueryTimeout+" option, or the server's --query-timeout")
 }
 
 // preadmit admits sql before a connection is taken for it, when the
@@ -155,13 +142,10 @@ func (s *Server) admitStatus(ctx context.Context, err error) error {
 // ctxStatus maps err to a status, naming the query timeout when that is
 // what ended ctx.
 func (s *Server) ctxStatus(ctx context.Context, err error) error {
-	var (
-		te *timeoutError
-		ce *admit.CanceledError
-	)
-	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
+	if te, ok := admit.TimedOut(ctx); ok {
 		return status.Error(codes.DeadlineExceeded, te.Error())
 	}
+	var ce *admit.CanceledError
 	if ctx.Err() != nil && errors.As(context.Cause(ctx), &ce) {
 		return status.Error(codes.Canceled, ce.Error())
 	}

@@ -3,7 +3,6 @@ package mysqlwire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -12,21 +11,6 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 )
-
-// timeoutError is the cause of a statement context ended by the query
-// timeout.
-type timeoutError struct {
-	d       time.Duration
-	session bool // max_execution_time, rather than the server's
-}
-
-func (e *timeoutError) Error() string {
-	from := "the server's --query-timeout"
-	if e.session {
-		from = "max_execution_time"
-	}
-	return fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (%s, %s)", e.d, from)
-}
 
 // statementTimeout is how long a statement may take: for a SELECT, the
 // session's max_execution_time (milliseconds) when set, as MySQL does;
@@ -47,13 +31,12 @@ func (s *session) statementTimeout(query bool) (time.Duration, bool) {
 // It also marks ctx for the admission controller's list of queries, from
 // which an admin may cancel it.
 func (s *session) withTimeout(ctx context.Context, query bool) (context.Context, context.CancelFunc) {
-	ctx, untrack := admit.Track(ctx, "mysql", s.user.Name)
 	d, fromSession := s.statementTimeout(query)
-	if d <= 0 {
-		return ctx, untrack
+	source := "the server's --query-timeout"
+	if fromSession {
+		source = "max_execution_time"
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, &timeoutError{d: d, session: fromSession})
-	return ctx, func() { cancel(); untrack() }
+	return admit.Bound(ctx, "mysql", s.user.Name, d, source)
 }
 
 // admit waits for stmt's turn to run (package admit): its lane from the
@@ -77,9 +60,9 @@ func (s *session) stmtError(ctx context.Context, err error) error {
 	if errors.As(err, &busy) {
 		return mysql.NewSQLError(mysql.ERConCount, mysql.SSUnknownSQLState, "%s", busy.Error())
 	}
-	var te *timeoutError
-	if ctx.Err() != nil && errors.As(context.Cause(ctx), &te) {
-		return mysql.NewSQLError(mysql.ERQueryTimeout, mysql.SSUnknownSQLState, "%s", te.Error())
+	if te, ok := admit.TimedOut(ctx); ok {
+		return mysql.NewSQLError(mysql.ERQueryTimeout, mysql.SSUnknownSQLState,
+			"Query execution was interrupted, maximum statement execution time exceeded (%s, %s)", te.D, te.Source)
 	}
 	var ce *admit.CanceledError
 	if ctx.Err() != nil && errors.As(context.Cause(ctx), &ce) {
