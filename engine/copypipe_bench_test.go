@@ -29,17 +29,8 @@ var copyRows = flag.Int64("copy-rows", 2_000_000, "rows of the str20 table that 
 func BenchmarkCopy_Str20Limit(b *testing.B) {
 	n := *copyRows
 	dir := b.TempDir()
-	db, err := engine.Open(context.Background(), engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Release()
+	c := benchConn(b, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
 	if _, err := c.Exec(ctx, str20Table(n)); err != nil {
 		b.Fatal(err)
 	}

@@ -13,17 +13,8 @@ func benchQuery(b *testing.B, opts engine.Options, create, query string) {
 
 // benchQueryWith runs query as Query, or as QueryTransient.
 func benchQueryWith(b *testing.B, opts engine.Options, create, query string, transient bool) {
-	db, err := engine.Open(context.Background(), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Release()
+	c := benchConn(b, opts)
 	if _, err := c.Exec(ctx, create); err != nil {
 		b.Fatal(err)
 	}
@@ -87,4 +78,21 @@ func BenchmarkRows_Str20Transient(b *testing.B) {
 // through LIMIT, which DuckDB's late materialization made 10× slower.
 func BenchmarkRows_LimitID(b *testing.B) {
 	benchQuery(b, engine.Options{}, "CREATE TABLE num AS SELECT i AS id, i * 2 AS c1 FROM range(1000000) t(i)", "SELECT id FROM num LIMIT 1000000")
+}
+
+// benchConn opens a database with opts and a connection to it, both
+// closed when the benchmark ends.
+func benchConn(b *testing.B, opts engine.Options) *engine.Conn {
+	b.Helper()
+	db, err := engine.Open(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Release)
+	return c
 }
