@@ -207,3 +207,37 @@ func scanRows(n *planNode) (int64, bool) {
 	}
 	return sum, true
 }
+
+// TableScansOnly reports whether every source of DuckDB's EXPLAIN
+// (FORMAT json) plan is a scan of a DuckDB table, or no table at all.
+// Such a plan's estimates start from the tables' own row counts; a file
+// reader's (READ_PARQUET over a lake table's files) starts from its first
+// file alone, so a scan of many files can look small.
+func TableScansOnly(plan []byte) bool {
+	var roots []planNode
+	if err := json.Unmarshal(plan, &roots); err != nil || len(roots) == 0 {
+		return false
+	}
+	for i := range roots {
+		if !tableLeaves(&roots[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func tableLeaves(n *planNode) bool {
+	if len(n.Children) == 0 {
+		switch n.Name {
+		case "SEQ_SCAN", "DUMMY_SCAN", "EMPTY_RESULT":
+			return true
+		}
+		return false
+	}
+	for i := range n.Children {
+		if !tableLeaves(&n.Children[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -16,6 +16,8 @@ const (
 	planUnion = `[{"name":"UNION","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"3"}},{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"4"}}],"extra_info":{}}]`
 	planConst = `[{"name":"PROJECTION","children":[{"name":"DUMMY_SCAN","children":[],"extra_info":{}}],"extra_info":{"Estimated Cardinality":"1"}}]`
 	planNoEst = `[{"name":"TABLE_FUNCTION","children":[],"extra_info":{}}]`
+	planFiles = `[{"name":"UNGROUPED_AGGREGATE","children":[{"name":"READ_PARQUET","children":[],"extra_info":{"Estimated Cardinality":"6000"}}],"extra_info":{}}]`
+	planJoin  = `[{"name":"HASH_JOIN","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"3"}},{"name":"READ_PARQUET","children":[],"extra_info":{"Estimated Cardinality":"4"}}],"extra_info":{}}]`
 )
 
 func TestPlanEstimate(t *testing.T) {
@@ -144,5 +146,28 @@ func TestSplitBudget(t *testing.T) {
 	}
 	if small := SplitBudget(64 << 20); small.Open < 8 {
 		t.Errorf("a small budget allows %d open results, want at least 8", small.Open)
+	}
+}
+
+// TestTableScansOnly trusts plans over DuckDB tables, or none, and not
+// those that read files anywhere.
+func TestTableScansOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name, plan string
+		want       bool
+	}{
+		{"point lookup", planPoint, true},
+		{"group by", planGroup, true},
+		{"union of tables", planUnion, true},
+		{"SELECT 42", planConst, true},
+		{"a table function", planNoEst, false},
+		{"parquet files", planFiles, false},
+		{"a table joined to files", planJoin, false},
+		{"not json", `EXPLAIN`, false},
+		{"empty", `[]`, false},
+	} {
+		if got := TableScansOnly([]byte(tc.plan)); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -70,15 +70,24 @@ func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context
 		"the session's "+optQueryTimeout+" option, or the server's --query-timeout")
 }
 
-// preadmit admits sql before a connection is taken for it, when the
-// classifier knows its lane from an earlier run: a query waiting its turn
-// then holds no DuckDB connection. ok is false when sql must be prepared
-// and admitted with admitStmt.
-func (s *Server) preadmit(ctx context.Context, sql string) (slot *admit.Slot, ok bool, err error) {
+// preadmit admits sql before a connection is taken for it, when its
+// ticket names its lane (ticketLane, from GetFlightInfo) or the
+// classifier knows it from an earlier run: a query waiting its turn then
+// holds no DuckDB connection. ok is false when sql must be prepared and
+// admitted with admitStmt.
+func (s *Server) preadmit(ctx context.Context, sql, ticketLane string) (slot *admit.Slot, ok bool, err error) {
 	if s.opts.Admission == nil {
 		return nil, true, nil
 	}
-	lane, ok := s.opts.Classifier.Known(sql)
+	var lane admit.Lane
+	switch ticketLane {
+	case admit.Small.String():
+		lane, ok = admit.Small, true
+	case admit.Bulk.String():
+		lane, ok = admit.Bulk, true
+	default:
+		lane, ok = s.opts.Classifier.Known(sql)
+	}
 	if !ok {
 		return nil, false, nil
 	}

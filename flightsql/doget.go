@@ -126,7 +126,7 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 	if err != nil {
 		return err
 	}
-	slot, admitted, err := s.preadmit(ctx, sql)
+	slot, admitted, err := s.preadmit(ctx, sql, h.Lane)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 		return err
 	}
 	defer releaseRecs(bound)
-	slot, admitted, err := s.preadmit(ctx, p.sql)
+	slot, admitted, err := s.preadmit(ctx, p.sql, "")
 	if err != nil {
 		return err
 	}

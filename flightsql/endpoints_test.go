@@ -57,7 +57,7 @@ var replicaKey = []byte("quiver test replicas' ticket key")
 // loaded with setup, each with the split planner, every replica's
 // location (its own first) and replicaKey. opts, when not nil, adjusts
 // each one's options.
-func startReplicas(t *testing.T, n int, setup string, opts func(i int, o *flightsql.Options)) []*replica {
+func startReplicas(t testing.TB, n int, setup string, opts func(i int, o *flightsql.Options)) []*replica {
 	t.Helper()
 	ctx := context.Background()
 	reps := make([]*replica, n)
@@ -117,7 +117,7 @@ func startReplicas(t *testing.T, n int, setup string, opts func(i int, o *flight
 }
 
 // dialAddr connects a client to addr, closed when the test ends.
-func dialAddr(t *testing.T, addr string) *client.Client {
+func dialAddr(t testing.TB, addr string) *client.Client {
 	t.Helper()
 	c, err := client.Dial(context.Background(), client.Config{Addr: addr})
 	if err != nil {

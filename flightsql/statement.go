@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
@@ -92,11 +93,45 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if h.Txn != "" || !read {
 		return s.statementInfo(ctx, desc, schema, h)
 	}
+	if lane, whole, ok := s.classify(ctx, c, h.Query); ok {
+		// A small query gains nothing from parallel endpoints, so it
+		// skips the planner, whose own queries cost more than it does.
+		h.Lane = lane.String()
+		if whole {
+			return s.statementInfo(ctx, desc, schema, h)
+		}
+	}
 	eps, err := s.endpoints(ctx, c, h)
 	if err != nil {
 		return nil, err
 	}
 	return s.flightInfoEndpoints(desc, schema, eps), nil
+}
+
+// classify picks sql's admission lane on c (package admit), from its
+// history or its plan's estimate; ok is false when the server has no
+// classifier, or when a small estimate is not to be trusted (the plan
+// reads files, see admit.TableScansOnly): the fetch then classifies the
+// query as before. whole is true when the query should run as one part,
+// without the planner: it is small, and ran so before or its estimate is
+// trusted.
+func (s *Server) classify(ctx context.Context, c *engine.Conn, sql string) (lane admit.Lane, whole, ok bool) {
+	if s.opts.Classifier == nil {
+		return admit.Bulk, false, false
+	}
+	if lane, known := s.opts.Classifier.Known(sql); known {
+		return lane, lane == admit.Small, true
+	}
+	var plan []byte
+	lane = s.opts.Classifier.Lane(sql, func() ([]byte, error) {
+		var err error
+		plan, err = c.ExplainJSON(ctx, sql)
+		return plan, err
+	})
+	if lane == admit.Small && !admit.TableScansOnly(plan) {
+		return lane, false, false
+	}
+	return lane, lane == admit.Small, true
 }
 
 // statementInfo is the FlightInfo of one endpoint whose ticket is h,

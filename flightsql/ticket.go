@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/admit"
 )
 
 // handle is what a statement ticket carries. A query ticket holds its SQL,
@@ -39,6 +41,10 @@ type handle struct {
 	// Params are the parameter rows bound to Query, an Arrow IPC stream
 	// (base64 in the JSON), at most maxTicketParams bytes.
 	Params []byte `json:"b,omitempty"`
+	// Lane is the admission lane ("small" or "bulk") GetFlightInfo
+	// classified Query into; the fetch is admitted to it without
+	// classifying the query again.
+	Lane string `json:"l,omitempty"`
 }
 
 // maxTicketParams is the largest encoded parameter set a ticket or a
@@ -59,7 +65,7 @@ func parseHandle(raw []byte) (handle, error) {
 		return handle{}, invalidf("malformed statement ticket: %v", err)
 	}
 	bad := func(why string) (handle, error) { return handle{}, invalidf("malformed statement ticket: %s", why) }
-	query := h.Query != "" || h.Txn != "" || h.Catalog != "" || h.Schema != "" || h.Part != nil || h.Params != nil
+	query := h.Query != "" || h.Txn != "" || h.Catalog != "" || h.Schema != "" || h.Part != nil || h.Params != nil || h.Lane != ""
 	switch {
 	case h.Count != nil:
 		if query || h.Held != "" {
@@ -80,6 +86,8 @@ func parseHandle(raw []byte) (handle, error) {
 		return bad("an empty part")
 	case len(h.Params) > maxTicketParams:
 		return bad(fmt.Sprintf("parameters over %d bytes", maxTicketParams))
+	case h.Lane != "" && h.Lane != admit.Small.String() && h.Lane != admit.Bulk.String():
+		return bad(fmt.Sprintf("unknown lane %q", h.Lane))
 	}
 	return h, nil
 }
