@@ -3,6 +3,7 @@ package admit
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -68,7 +69,9 @@ func (c *Classifier) Known(sql string) (Lane, bool) {
 // Lane returns sql's lane. explain, when not nil, returns DuckDB's
 // EXPLAIN (FORMAT json) of sql; it is called only for SQL not seen
 // before, and an error from it (a statement with parameters cannot be
-// explained) leaves the query in the bulk lane until it has run once.
+// explained) leaves the query in the bulk lane until it has run once. So
+// does a plan that reads files (ReadsFiles), whose estimate may be far
+// too small.
 func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
 	if c == nil {
 		return Bulk
@@ -80,7 +83,7 @@ func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
 		if plan, err := explain(); err == nil {
 			if out, scan, ok := PlanEstimate(plan); ok {
 				l := Bulk
-				if out <= c.smallRows() && scan <= c.smallScan() {
+				if out <= c.smallRows() && scan <= c.smallScan() && !ReadsFiles(plan) {
 					l = Small
 				}
 				classified.WithLabelValues(l.String(), "plan").Inc()
@@ -208,36 +211,31 @@ func scanRows(n *planNode) (int64, bool) {
 	return sum, true
 }
 
-// TableScansOnly reports whether every source of DuckDB's EXPLAIN
-// (FORMAT json) plan is a scan of a DuckDB table, or no table at all.
-// Such a plan's estimates start from the tables' own row counts; a file
-// reader's (READ_PARQUET over a lake table's files) starts from its first
-// file alone, so a scan of many files can look small.
-func TableScansOnly(plan []byte) bool {
+// ReadsFiles reports whether DuckDB's EXPLAIN (FORMAT json) plan reads
+// files (READ_PARQUET, READ_CSV, READ_JSON and the like), such as a lake
+// table's. DuckDB estimates such a scan from its first file alone, so a
+// scan of many files can look small.
+func ReadsFiles(plan []byte) bool {
 	var roots []planNode
-	if err := json.Unmarshal(plan, &roots); err != nil || len(roots) == 0 {
+	if err := json.Unmarshal(plan, &roots); err != nil {
 		return false
 	}
 	for i := range roots {
-		if !tableLeaves(&roots[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func tableLeaves(n *planNode) bool {
-	if len(n.Children) == 0 {
-		switch n.Name {
-		case "SEQ_SCAN", "DUMMY_SCAN", "EMPTY_RESULT":
+		if readsFiles(&roots[i]) {
 			return true
 		}
-		return false
+	}
+	return false
+}
+
+func readsFiles(n *planNode) bool {
+	if strings.HasPrefix(n.Name, "READ_") {
+		return true
 	}
 	for i := range n.Children {
-		if !tableLeaves(&n.Children[i]) {
-			return false
+		if readsFiles(&n.Children[i]) {
+			return true
 		}
 	}
-	return true
+	return false
 }

@@ -76,6 +76,8 @@ func TestClassifier_Lane(t *testing.T) {
 		{"full scan", "SELECT * FROM t", explain(planScan), Bulk},
 		{"no plan", "SELECT * FROM t WHERE id = ?", nil, Bulk},
 		{"plan without estimates", "SELECT * FROM f()", explain(planNoEst), Bulk},
+		{"files, estimated from the first", "SELECT count(*) FROM lake.t", explain(planFiles), Bulk},
+		{"a join with files", "SELECT * FROM t JOIN lake.u USING (id)", explain(planJoin), Bulk},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := c.Lane(tc.sql, tc.explain); got != tc.want {
@@ -149,24 +151,22 @@ func TestSplitBudget(t *testing.T) {
 	}
 }
 
-// TestTableScansOnly trusts plans over DuckDB tables, or none, and not
-// those that read files anywhere.
-func TestTableScansOnly(t *testing.T) {
+// TestReadsFiles finds a file reader anywhere in a plan.
+func TestReadsFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name, plan string
 		want       bool
 	}{
-		{"point lookup", planPoint, true},
-		{"group by", planGroup, true},
-		{"union of tables", planUnion, true},
-		{"SELECT 42", planConst, true},
+		{"point lookup", planPoint, false},
+		{"group by", planGroup, false},
+		{"union of tables", planUnion, false},
+		{"SELECT 42", planConst, false},
 		{"a table function", planNoEst, false},
-		{"parquet files", planFiles, false},
-		{"a table joined to files", planJoin, false},
+		{"parquet files", planFiles, true},
+		{"a table joined to files", planJoin, true},
 		{"not json", `EXPLAIN`, false},
-		{"empty", `[]`, false},
 	} {
-		if got := TableScansOnly([]byte(tc.plan)); got != tc.want {
+		if got := ReadsFiles([]byte(tc.plan)); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}

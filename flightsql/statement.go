@@ -93,11 +93,11 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if h.Txn != "" || !read {
 		return s.statementInfo(ctx, desc, schema, h)
 	}
-	if lane, whole, ok := s.classify(ctx, c, h.Query); ok {
+	if lane, ok := s.classify(ctx, c, h.Query); ok {
 		// A small query gains nothing from parallel endpoints, so it
 		// skips the planner, whose own queries cost more than it does.
 		h.Lane = lane.String()
-		if whole {
+		if lane == admit.Small {
 			return s.statementInfo(ctx, desc, schema, h)
 		}
 	}
@@ -108,30 +108,15 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	return s.flightInfoEndpoints(desc, schema, eps), nil
 }
 
-// classify picks sql's admission lane on c (package admit), from its
-// history or its plan's estimate; ok is false when the server has no
-// classifier, or when a small estimate is not to be trusted (the plan
-// reads files, see admit.TableScansOnly): the fetch then classifies the
-// query as before. whole is true when the query should run as one part,
-// without the planner: it is small, and ran so before or its estimate is
-// trusted.
-func (s *Server) classify(ctx context.Context, c *engine.Conn, sql string) (lane admit.Lane, whole, ok bool) {
+// classify picks sql's admission lane on c (package admit): from its
+// history, or its plan's estimate (a plan that reads files, such as a
+// lake table's, is never small by its estimate). ok is false when the
+// server has no classifier.
+func (s *Server) classify(ctx context.Context, c *engine.Conn, sql string) (admit.Lane, bool) {
 	if s.opts.Classifier == nil {
-		return admit.Bulk, false, false
+		return admit.Bulk, false
 	}
-	if lane, known := s.opts.Classifier.Known(sql); known {
-		return lane, lane == admit.Small, true
-	}
-	var plan []byte
-	lane = s.opts.Classifier.Lane(sql, func() ([]byte, error) {
-		var err error
-		plan, err = c.ExplainJSON(ctx, sql)
-		return plan, err
-	})
-	if lane == admit.Small && !admit.TableScansOnly(plan) {
-		return lane, false, false
-	}
-	return lane, lane == admit.Small, true
+	return s.opts.Classifier.Lane(sql, func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }), true
 }
 
 // statementInfo is the FlightInfo of one endpoint whose ticket is h,
