@@ -28,6 +28,17 @@ func (l Lane) String() string {
 	return "bulk"
 }
 
+// ParseLane reads a lane's String.
+func ParseLane(s string) (Lane, bool) {
+	switch s {
+	case "small":
+		return Small, true
+	case "bulk":
+		return Bulk, true
+	}
+	return Bulk, false
+}
+
 // Config sizes a Controller. Zero fields take the defaults given.
 type Config struct {
 	// Running is how many queries may execute at once. Default: twice the

@@ -235,3 +235,17 @@ func TestController_NilAdmitsEverything(t *testing.T) {
 func contains(s, sub string) bool {
 	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
 }
+
+// TestParseLane reads back each lane's String, and nothing else.
+func TestParseLane(t *testing.T) {
+	for _, l := range []Lane{Small, Bulk} {
+		if got, ok := ParseLane(l.String()); !ok || got != l {
+			t.Errorf("ParseLane(%q) = %v, %v", l.String(), got, ok)
+		}
+	}
+	for _, s := range []string{"", "Small", "urgent"} {
+		if _, ok := ParseLane(s); ok {
+			t.Errorf("ParseLane(%q) accepted", s)
+		}
+	}
+}

@@ -79,13 +79,8 @@ func (s *Server) preadmit(ctx context.Context, sql, ticketLane string) (slot *ad
 	if s.opts.Admission == nil {
 		return nil, true, nil
 	}
-	var lane admit.Lane
-	switch ticketLane {
-	case admit.Small.String():
-		lane, ok = admit.Small, true
-	case admit.Bulk.String():
-		lane, ok = admit.Bulk, true
-	default:
+	lane, ok := admit.ParseLane(ticketLane)
+	if !ok {
 		lane, ok = s.opts.Classifier.Known(sql)
 	}
 	if !ok {

@@ -86,7 +86,8 @@ func parseHandle(raw []byte) (handle, error) {
 		return bad("an empty part")
 	case len(h.Params) > maxTicketParams:
 		return bad(fmt.Sprintf("parameters over %d bytes", maxTicketParams))
-	case h.Lane != "" && h.Lane != admit.Small.String() && h.Lane != admit.Bulk.String():
+	}
+	if _, ok := admit.ParseLane(h.Lane); h.Lane != "" && !ok {
 		return bad(fmt.Sprintf("unknown lane %q", h.Lane))
 	}
 	return h, nil
