@@ -97,9 +97,9 @@ func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
 
 // Observe records what a run of sql did: the rows it returned and the
 // time it held a run slot. The next run of the same SQL takes its lane
-// from it.
+// from it. An empty sql records nothing.
 func (c *Classifier) Observe(sql string, rows int64, ran time.Duration) {
-	if c == nil {
+	if c == nil || sql == "" {
 		return
 	}
 	l := Bulk

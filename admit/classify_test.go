@@ -101,6 +101,13 @@ func TestClassifier_Lane(t *testing.T) {
 			t.Errorf("after a 1M-row run: %v, want bulk", got)
 		}
 	})
+	t.Run("an empty text is not remembered", func(t *testing.T) {
+		c := &Classifier{}
+		c.Observe("", 1, time.Millisecond)
+		if _, ok := c.Known(""); ok || len(c.seen) != 0 {
+			t.Errorf("remembered %d texts", len(c.seen))
+		}
+	})
 	t.Run("history is bounded", func(t *testing.T) {
 		c := &Classifier{}
 		for i := range maxSeen + 10 {

@@ -131,6 +131,12 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 		return err
 	}
 	q := &queryRun{slot: slot, sql: sql}
+	if h.Part != nil {
+		// A part's run says nothing of the whole query, whose text it may
+		// share (a lake part runs the query's own SQL over fewer files):
+		// the classifier does not learn from it.
+		q.sql = ""
+	}
 	defer s.finish(q)
 	c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
 	if err != nil {

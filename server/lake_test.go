@@ -422,6 +422,16 @@ func TestLake_Endpoints(t *testing.T) {
 			if n != tc.rows {
 				t.Errorf("rows: got %d, want %d", n, tc.rows)
 			}
+			// Its parts ran the query's own text over fewer files, each a
+			// small result: that must not make the next plan think the
+			// whole query small, and leave it unsplit.
+			again, err := c.SQL().Execute(c.Context(ctx), tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if split := len(again.Endpoint) > 1; split != tc.split {
+				t.Errorf("planned again after a run: %d endpoints, want split=%v", len(again.Endpoint), tc.split)
+			}
 		})
 	}
 
