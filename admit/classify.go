@@ -80,10 +80,10 @@ func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
 		return l
 	}
 	if explain != nil {
-		if plan, err := explain(); err == nil {
-			if out, scan, ok := PlanEstimate(plan); ok {
+		if roots, err := explainPlan(explain); err == nil {
+			if out, scan, ok := estimate(roots); ok {
 				l := Bulk
-				if out <= c.smallRows() && scan <= c.smallScan() && !ReadsFiles(plan) {
+				if out <= c.smallRows() && scan <= c.smallScan() && !readsFiles(roots) {
 					l = Small
 				}
 				classified.WithLabelValues(l.String(), "plan").Inc()
@@ -144,7 +144,26 @@ func (n *planNode) info(key string) (int64, bool) {
 // say.
 func PlanEstimate(plan []byte) (out, scan int64, ok bool) {
 	var roots []planNode
-	if err := json.Unmarshal(plan, &roots); err != nil || len(roots) == 0 {
+	if err := json.Unmarshal(plan, &roots); err != nil {
+		return 0, 0, false
+	}
+	return estimate(roots)
+}
+
+// explainPlan runs explain and reads its plan's operators.
+func explainPlan(explain func() ([]byte, error)) ([]planNode, error) {
+	plan, err := explain()
+	if err != nil {
+		return nil, err
+	}
+	var roots []planNode
+	err = json.Unmarshal(plan, &roots)
+	return roots, err
+}
+
+// estimate is PlanEstimate over the plan's operators.
+func estimate(roots []planNode) (out, scan int64, ok bool) {
+	if len(roots) == 0 {
 		return 0, 0, false
 	}
 	out, ok = outRows(&roots[0])
@@ -220,20 +239,12 @@ func ReadsFiles(plan []byte) bool {
 	if err := json.Unmarshal(plan, &roots); err != nil {
 		return false
 	}
-	for i := range roots {
-		if readsFiles(&roots[i]) {
-			return true
-		}
-	}
-	return false
+	return readsFiles(roots)
 }
 
-func readsFiles(n *planNode) bool {
-	if strings.HasPrefix(n.Name, "READ_") {
-		return true
-	}
-	for i := range n.Children {
-		if readsFiles(&n.Children[i]) {
+func readsFiles(nodes []planNode) bool {
+	for i := range nodes {
+		if strings.HasPrefix(nodes[i].Name, "READ_") || readsFiles(nodes[i].Children) {
 			return true
 		}
 	}

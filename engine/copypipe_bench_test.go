@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -31,7 +31,7 @@ func BenchmarkCopy_Str20Limit(b *testing.B) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	c := benchConn(b, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
-	if _, err := c.Exec(ctx, str20Table(n)); err != nil {
+	if _, err := c.Exec(ctx, bench.CreateSQL("str", n)); err != nil {
 		b.Fatal(err)
 	}
 	query := fmt.Sprintf("SELECT * FROM str LIMIT %d", n)
@@ -73,13 +73,4 @@ func BenchmarkCopy_Str20Limit(b *testing.B) {
 	b.ReportMetric(med(one), "one-statement-s")
 	b.ReportMetric(med(piped), "piped-s")
 	b.ReportMetric(med(one)/med(piped), "speedup")
-}
-
-// str20Table is the bench's str table: n rows of twenty VARCHAR columns.
-func str20Table(n int64) string {
-	cols := make([]string, 20)
-	for k := range cols {
-		cols[k] = fmt.Sprintf("'val_' || (i * %d %% 100000) AS s%d", k+1, k+1)
-	}
-	return fmt.Sprintf("CREATE TABLE str AS SELECT %s FROM range(%d) t(i)", strings.Join(cols, ", "), n)
 }

@@ -7,11 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/internal/testutil"
 )
 
 // countingPlanner counts the queries it is asked to plan.
@@ -28,30 +27,8 @@ func (p *countingPlanner) Plan(ctx context.Context, c *engine.Conn, sql string) 
 // classified reads quiver_admit_classified_total for lane and source.
 func classified(t *testing.T, lane, source string) float64 {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "quiver_admit_classified_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var l, s string
-			for _, lp := range m.GetLabel() {
-				switch lp.GetName() {
-				case "lane":
-					l = lp.GetValue()
-				case "source":
-					s = lp.GetValue()
-				}
-			}
-			if l == lane && s == source {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	v, _ := testutil.Metric(t, "quiver_admit_classified_total", map[string]string{"lane": lane, "source": source})
+	return v
 }
 
 // TestGetFlightInfo_SmallQuerySkipsPlanner checks that a query
