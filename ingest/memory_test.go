@@ -12,7 +12,7 @@ import (
 
 // TestLong_IngestMemoryBounded checks that quiver ingest's memory is set
 // by its queues and fetch sizes, not by the topic's backlog: draining a
-// backlog of 3M messages peaks at about the heap of draining 1M (both far
+// backlog of 3M messages peaks within half again the heap of draining 1M (both far
 // more than one fetch and the queues hold). quiver ingest runs
 // as a subprocess (the broker's copy of the topic stays in this one) and
 // its Go heap is read from its /metrics while it works. DuckDB's own
@@ -63,7 +63,11 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 	small := peak(1_000_000)
 	large := peak(3_000_000)
 	t.Logf("peak Go heap in use: %.0f MB draining 1M messages, %.0f MB draining 3M", small/(1<<20), large/(1<<20))
-	if large > 1.25*small+64<<20 {
+	// A heap that grew with the backlog would be about 3× at 3M. The
+	// margin covers garbage not yet collected when a sample is taken: the
+	// peak of heap in use varies by a GC cycle's worth between runs (one
+	// 1M run peaked at 203 MB and a 3M run at 337 MB, another at 268 MB).
+	if large > 1.5*small+64<<20 {
 		t.Errorf("the heap grew with the backlog: %.0f MB for 3M messages against %.0f MB for 1M", large/(1<<20), small/(1<<20))
 	}
 	if large > 1<<30 {
