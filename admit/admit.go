@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,10 @@ type Config struct {
 	// Timeout is how long a query waits to start before it is refused.
 	// Default: 30 seconds.
 	Timeout time.Duration
+	// YieldMax is how long a bulk result waits, before each batch, for
+	// the small queries in flight to finish (see Urgent). Default:
+	// DefaultYieldMax; negative: bulk results never wait.
+	YieldMax time.Duration
 }
 
 // OpenPerRun bounds the open results per run slot. Results beyond the
@@ -85,6 +90,9 @@ func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
 	}
+	if c.YieldMax == 0 {
+		c.YieldMax = DefaultYieldMax
+	}
 	return c
 }
 
@@ -104,6 +112,10 @@ type Controller struct {
 	idle     func() // called when the last open result is done
 	// active are the tracked statements (see Track), by ID.
 	active map[uint64]*entry
+	// urgent counts the small work in flight, which bulk results yield
+	// to; calm, when not nil, is closed when it drops to zero (under mu).
+	urgent atomic.Int64
+	calm   chan struct{}
 }
 
 // New returns a Controller sized by cfg.
@@ -196,9 +208,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 		c.running[lane]++
 		c.open[lane]++
 		c.mu.Unlock()
-		s.runSince = time.Now()
-		s.setState(Running)
-		noteAdmitted(lane, 0)
+		s.granted()
 		return s, nil
 	}
 	if c.queued >= c.cfg.Queue {
@@ -219,9 +229,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	var err error
 	select {
 	case <-w.ready:
-		s.runSince = time.Now()
-		s.setState(Running)
-		noteAdmitted(lane, time.Since(s.start))
+		s.granted()
 		return s, nil
 	case <-t.C:
 		err = ErrBusy
@@ -231,9 +239,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	c.mu.Lock()
 	if w.done { // granted as the wait ended: take it
 		c.mu.Unlock()
-		s.runSince = time.Now()
-		s.setState(Running)
-		noteAdmitted(lane, time.Since(s.start))
+		s.granted()
 		return s, nil
 	}
 	c.untrack(s)
@@ -250,6 +256,29 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	return nil, err
 }
 
+// granted starts a newly admitted slot running.
+func (s *Slot) granted() {
+	s.runSince = time.Now()
+	s.setState(Running)
+	noteAdmitted(s.lane, s.runSince.Sub(s.start))
+	s.setUrgent(true)
+}
+
+// setUrgent counts a small query as small work in flight (see Urgent)
+// while it runs; paused for its client, or done, it is not, so a client
+// that leaves a small result unread cannot hold bulk results back.
+func (s *Slot) setUrgent(on bool) {
+	if s.lane != Small || s.c == nil || s.c.cfg.YieldMax < 0 || s.urgent == on {
+		return
+	}
+	s.urgent = on
+	if on {
+		s.c.urgent.Add(1)
+	} else {
+		s.c.endUrgent()
+	}
+}
+
 // AdmitSQL is Admit in the lane cls picks for sql (see
 // Classifier.Lane; explain may be nil). A nil controller admits at once.
 func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, explain func() ([]byte, error)) (*Slot, error) {
@@ -257,7 +286,10 @@ func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, 
 		return nil, nil
 	}
 	NoteSQL(ctx, sql)
-	return c.Admit(ctx, cls.Lane(sql, explain))
+	planned := c.Urgent() // classifying is small work, whatever the lane
+	lane := cls.Lane(sql, explain)
+	planned()
+	return c.Admit(ctx, lane)
 }
 
 // busy builds a BusyError from the current counts; c.mu is held.
@@ -326,6 +358,7 @@ type Slot struct {
 	runSince time.Time     // the current run began
 	ran      time.Duration // time held running, before runSince
 	entry    *entry        // nil unless tracked
+	urgent   bool          // counted in c.urgent (see setUrgent)
 }
 
 // Lane is the lane the slot was admitted to.
@@ -343,6 +376,7 @@ func (s *Slot) Pause() {
 	if s.c == nil {
 		return
 	}
+	s.setUrgent(false)
 	s.c.mu.Lock()
 	s.c.running[s.lane]--
 	s.c.grant()
@@ -352,9 +386,19 @@ func (s *Slot) Pause() {
 // Resume takes a run slot again after Pause, waiting for one as long as
 // ctx allows (a query already running is not refused for being slow: its
 // client read, and it must finish). Paused queries are served before new
-// ones of their lane.
+// ones of their lane. Callers resume before each batch, so a bulk query
+// first yields there to small work in flight (see Urgent), running or
+// not.
 func (s *Slot) Resume(ctx context.Context) error {
-	if s == nil || s.running || s.done {
+	if s == nil || s.done {
+		return nil
+	}
+	if s.lane == Bulk && s.c != nil && s.c.cfg.YieldMax >= 0 {
+		if err := s.c.yield(ctx); err != nil {
+			return err
+		}
+	}
+	if s.running {
 		return nil
 	}
 	if s.c == nil {
@@ -366,8 +410,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 	if c.resuming[s.lane].Len() == 0 && c.mayRun(s.lane) {
 		c.running[s.lane]++
 		c.mu.Unlock()
-		s.running, s.runSince = true, time.Now()
-		s.setState(Running)
+		s.resumed()
 		return nil
 	}
 	w := &waiter{lane: s.lane, ready: make(chan struct{})}
@@ -375,20 +418,25 @@ func (s *Slot) Resume(ctx context.Context) error {
 	c.mu.Unlock()
 	select {
 	case <-w.ready:
-		s.running, s.runSince = true, time.Now()
-		s.setState(Running)
+		s.resumed()
 		return nil
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.done {
-		s.running, s.runSince = true, time.Now()
-		s.setState(Running)
+		s.resumed()
 		return nil
 	}
 	c.resuming[s.lane].Remove(e)
 	return ctx.Err()
+}
+
+// resumed marks a paused slot running again.
+func (s *Slot) resumed() {
+	s.running, s.runSince = true, time.Now()
+	s.setState(Running)
+	s.setUrgent(true)
 }
 
 // Ran is how long the query has held a run slot so far.
@@ -425,6 +473,7 @@ func (s *Slot) Done() {
 	if c == nil {
 		return
 	}
+	s.setUrgent(false)
 	c.mu.Lock()
 	if s.running {
 		c.running[s.lane]--

@@ -53,6 +53,11 @@ var countSchema = arrow.NewSchema([]arrow.Field{{Name: "Count", Type: arrow.Prim
 // transaction goes to the Planner, which may split it into several
 // endpoints that any replica can serve.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	// Preparing and classifying a statement are small work, which bulk
+	// results yield to; running DDL or DML, or planning a bulk query's
+	// endpoints, is not.
+	planned := s.opts.Admission.Urgent()
+	defer planned()
 	c, release, err := s.acquire(ctx, cmd.GetTransactionId())
 	if err != nil {
 		return nil, err
@@ -65,6 +70,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if !st.IsQuery() {
 		defer release()
 		defer st.Close()
+		planned()
 		n, err := s.execStmt(ctx, c, st, cmd.GetQuery())
 		if err != nil {
 			return nil, err
@@ -101,6 +107,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 			return s.statementInfo(ctx, desc, schema, h)
 		}
 	}
+	planned()
 	eps, err := s.endpoints(ctx, c, h)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,11 @@ type Limits struct {
 	// transactions and prepared statements go too. Default: 30 minutes
 	// for Flight, 8 hours (MySQL's wait_timeout) for MySQL.
 	IdleTimeout time.Duration
+	// BulkYield is how long a bulk result waits, before each batch, for
+	// the small queries in flight to finish, so that they get the cores
+	// (admit.Config.YieldMax). Default: admit.DefaultYieldMax; negative:
+	// bulk results never wait.
+	BulkYield time.Duration
 	// Off turns admission control off: every statement runs at once.
 	Off bool
 }
@@ -72,7 +77,7 @@ func (s *Server) admission() error {
 	if l.Off {
 		return nil
 	}
-	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout})
+	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout, YieldMax: l.BulkYield})
 	s.Admission.OnIdle(s.idle.notify)
 	s.idle.isIdle = s.Admission.Idle
 	s.idle.start()

@@ -101,8 +101,8 @@ func TestServe_BadUserFlagsExit2(t *testing.T) {
 	}
 }
 
-// TestServe_BadLakeFlagsExit2 checks the lake and replica flags refuse
-// bad values with exit 2 and a reason, before anything starts.
+// TestServe_BadLakeFlagsExit2 checks the lake and replica flags (and a
+// limit's) refuse bad values with exit 2 and a reason, before anything starts.
 func TestServe_BadLakeFlagsExit2(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -114,6 +114,7 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--lake", "file:///tmp/quiver-no-lake", "--lake-cache-mb", "-1"}, "--lake-cache-mb"},
 		{[]string{"--peers", "not-an-address"}, `"not-an-address" is not HOST:PORT`},
 		{[]string{"--peers", "@/nonexistent/peers"}, "--peers @/nonexistent/peers"},
+		{[]string{"--bulk-yield", "-1ms"}, "--bulk-yield not negative"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)
