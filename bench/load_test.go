@@ -68,6 +68,13 @@ func TestLoad_Short(t *testing.T) {
 	if got := lv.ops[opWrite]; got == 0 {
 		t.Errorf("no write completed")
 	}
+	// Every small latency is in its protocol's split, idle ones too.
+	for _, w := range []*windowResult{lv, out.idle[0][0]} {
+		f, m := w.byProto[protoFlight], w.byProto[protoMySQL]
+		if f == nil || m == nil || len(f.d) == 0 || len(m.d) == 0 || len(f.d)+len(m.d) != len(w.small) {
+			t.Errorf("small latencies by protocol %+v: want both protocols, %d in all", w.byProto, len(w.small))
+		}
+	}
 	wc := out.writes
 	if wc == nil || wc.acked == 0 || len(wc.lost) != 0 || len(wc.dups) != 0 {
 		t.Errorf("writes %+v: want some acknowledged, none lost or duplicated", wc)

@@ -40,6 +40,8 @@ type windowResult struct {
 	fetchB    int64
 	small     []time.Duration // sorted
 	p50, p99  time.Duration
+	// byProto are the small latencies of each protocol's clients.
+	byProto map[string]*latencies
 	// cutShort of the small latencies are of queries the window's end
 	// cut short, counted with the time they had taken.
 	cutShort int
@@ -220,6 +222,39 @@ func (res *windowResult) gather(clients []*loadClient) {
 	}
 	slices.Sort(res.small)
 	res.p50, res.p99 = percentile(res.small, 0.50), percentile(res.small, 0.99)
+	res.byProto = map[string]*latencies{}
+	for _, c := range clients {
+		res.proto(c.proto).add(c.st.small)
+	}
+	for _, l := range res.byProto {
+		l.sort()
+	}
+}
+
+// latencies are sorted small-query latencies and their percentiles.
+type latencies struct {
+	d        []time.Duration
+	p50, p99 time.Duration
+}
+
+func (l *latencies) add(d []time.Duration) { l.d = append(l.d, d...) }
+
+func (l *latencies) sort() {
+	slices.Sort(l.d)
+	l.p50, l.p99 = percentile(l.d, 0.50), percentile(l.d, 0.99)
+}
+
+// proto is the small latencies of proto's clients, created empty.
+func (res *windowResult) proto(p string) *latencies {
+	if res.byProto == nil {
+		res.byProto = map[string]*latencies{}
+	}
+	l := res.byProto[p]
+	if l == nil {
+		l = &latencies{}
+		res.byProto[p] = l
+	}
+	return l
 }
 
 // inRestart reports whether an error at t came from a restart: after its
@@ -260,6 +295,9 @@ func mergeWindows(ws []*windowResult) *windowResult {
 			out.ops[k] += w.ops[k]
 		}
 		out.small = append(out.small, w.small...)
+		for p, l := range w.byProto {
+			out.proto(p).add(l.d)
+		}
 		out.cutShort += w.cutShort
 		out.rejected += w.rejected
 		out.other += w.other
@@ -274,6 +312,9 @@ func mergeWindows(ws []*windowResult) *windowResult {
 	}
 	slices.Sort(out.small)
 	out.p50, out.p99 = percentile(out.small, 0.50), percentile(out.small, 0.99)
+	for _, l := range out.byProto {
+		l.sort()
+	}
 	return out
 }
 
