@@ -74,3 +74,20 @@ func TestReadme_GoBenchCommandsName(t *testing.T) {
 		}
 	}
 }
+
+// TestReadme_BenchCommandsParse checks the README's quiver bench commands
+// as written: each names a suite, and the suite takes every flag given.
+// (Running them takes minutes to hours; the figures beside them say how
+// they were measured.)
+func TestReadme_BenchCommandsParse(t *testing.T) {
+	cmds := readmeCommands(t, "quiver bench ")
+	if len(cmds) < 5 {
+		t.Fatalf("found %d quiver bench commands in the README, want at least 5", len(cmds))
+	}
+	for _, line := range cmds {
+		words := shellWords(t, line)
+		if _, err := parseBench(words[2:]); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+		}
+	}
+}
