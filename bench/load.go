@@ -39,6 +39,10 @@ type LoadConfig struct {
 	// each level: one client, point lookups and aggregates only, nothing
 	// else running. 0: 10 s.
 	Idle time.Duration
+	// Probe also times point lookups from a process of its own (quiver
+	// bench probe) over each idle and loaded window: a client that
+	// shares no Go runtime with the load's clients.
+	Probe bool
 	// Rounds repeats the whole sequence of levels, alternating idle and
 	// loaded windows; figures are the medians over the rounds. 0: 1.
 	Rounds int
@@ -390,6 +394,13 @@ func picked(i int, share float64) bool {
 // running: a Flight client for (1-MySQLShare) of Idle, then a MySQL one
 // for the rest, so the idle figures mix the protocols as the load does.
 func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
+	var probe *probeProc
+	if l.cfg.Probe {
+		var err error
+		if probe, err = l.startProbe(ctx, time.Now().Add(l.cfg.Idle)); err != nil {
+			return nil, err
+		}
+	}
 	var parts []*windowResult
 	for _, p := range []struct {
 		proto string
@@ -407,7 +418,14 @@ func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
 		}
 		parts = append(parts, w)
 	}
-	return mergeWindows(parts), nil
+	idle := mergeWindows(parts)
+	if probe != nil {
+		var err error
+		if idle.probe, err = probe.wait(); err != nil {
+			return nil, err
+		}
+	}
+	return idle, nil
 }
 
 // settle waits, up to Settle, until the server's goroutines are back near

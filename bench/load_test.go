@@ -38,7 +38,7 @@ func TestLoad_Short(t *testing.T) {
 	cfg := LoadConfig{
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
 		Clients: []int{60}, Duration: 12 * time.Second, Idle: 2 * time.Second,
-		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000,
+		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000, Probe: true,
 		// 1M rows (33 MB) outgrow a stream's flow-control window, so the
 		// server is mid-stream when each is cancelled.
 		AbortStreams: 100, AbortRounds: 2, AbortParallel: 20, AbortRows: 1_000_000, Settle: 2 * time.Second,
@@ -67,6 +67,12 @@ func TestLoad_Short(t *testing.T) {
 	}
 	if got := lv.ops[opWrite]; got == 0 {
 		t.Errorf("no write completed")
+	}
+	// The probe process ran over both windows, and its queries worked.
+	for _, w := range []*windowResult{lv, out.idle[0][0]} {
+		if p := w.probe; p == nil || p.queries == 0 || p.failed != 0 || p.p99 < p.p50 || p.p50 <= 0 {
+			t.Errorf("probe %+v: want queries, none failed, 0 < p50 ≤ p99", p)
+		}
 	}
 	// Every small latency is in its protocol's split, idle ones too.
 	for _, w := range []*windowResult{lv, out.idle[0][0]} {

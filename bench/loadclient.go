@@ -64,7 +64,12 @@ func (q loadSQL) createWrites() string {
 }
 
 func (q loadSQL) point(r *rand.Rand) string {
-	return fmt.Sprintf("SELECT id, grp, amount, name FROM %s WHERE id = %d", loadTable, r.Int64N(q.rows))
+	return fmt.Sprintf(q.pointTemplate(), r.Int64N(q.rows))
+}
+
+// pointTemplate is the point lookup with %d for its id.
+func (q loadSQL) pointTemplate() string {
+	return "SELECT id, grp, amount, name FROM " + loadTable + " WHERE id = %d"
 }
 
 func (q loadSQL) agg(r *rand.Rand) string {

@@ -51,6 +51,12 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			"the CPU of a Flight client's, on the server (rows as text) and in the bench's own process (parsing them), which the small queries of every client share.",
 		Columns: []string{"clients", "Flight p50 ms", "Flight p99 ms", "idle Flight p99 ms", "Flight p99 / idle", "MySQL p50 ms", "MySQL p99 ms", "idle MySQL p99 ms", "MySQL p99 / idle"},
 	}
+	probes := &Table{
+		Title: "Load: point lookups from a process of its own (quiver bench probe), against the same probe idle",
+		Note: "One Flight SQL client, one point lookup at a time, in a process beside the bench's: it shares the cores with the load " +
+			"but not the bench's Go runtime, whose scheduler runs the load's clients' decoding ahead of a small query's reply.",
+		Columns: []string{"clients", "probe queries", "failed", "probe p50 ms", "probe p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
+	}
 	for i, n := range cfg.Clients {
 		ws, is := lv[i], idle[i]
 		first := ws[0]
@@ -110,6 +116,9 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			row = append(row, fmtMedMS(lp50), fmtMedMS(lp99), fmtMedMS(ilp99), fmtMedX(x))
 		}
 		byProto.Rows = append(byProto.Rows, row)
+		if pr, ok := probeFigures(ws, is); ok {
+			probes.Rows = append(probes.Rows, append([]string{fmt.Sprint(n)}, pr.cells()...))
+		}
 		group := fmt.Sprintf("%d clients", n)
 		lat.Bars = append(lat.Bars,
 			Bar{Group: group, Series: "p99 under load", Value: medianF(p99), Unit: "ms (small-query p99)"},
@@ -132,6 +141,9 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	}
 	tp.Footer = strings.Join(foot, "\n")
 	r.Tables = append(r.Tables, tp, lat, byProto)
+	if len(probes.Rows) > 0 {
+		r.Tables = append(r.Tables, probes)
+	}
 	if t := chaosTable(cfg, lv, out.writes); t != nil {
 		r.Tables = append(r.Tables, t)
 	}
@@ -303,6 +315,10 @@ func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) 
 	ip99 := medianF(mapF(idle[top], func(w *windowResult) float64 { return msF(w.p99) }))
 	x := safeDiv(p99, ip99)
 	add(fmt.Sprintf("small p99 ≤ %.0f× idle p99 at %d clients", targetP99Ratio, n), fmt.Sprintf("%s (%.1f / %.1f ms)", fmtX(x), p99, ip99), x > 0 && x <= targetP99Ratio)
+	if pr, ok := probeFigures(lv[top], idle[top]); ok {
+		add(fmt.Sprintf("probe p99 ≤ %.0f× idle probe p99 at %d clients", targetP99Ratio, n),
+			fmt.Sprintf("%s (%.1f / %.1f ms)", fmtX(pr.ratio()), medianF(pr.p99), medianF(pr.ip99)), pr.ratio() > 0 && pr.ratio() <= targetP99Ratio)
+	}
 	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
 		add(fmt.Sprintf("fetch rows/s at 300 ≥ %.1f× at 64", targetFetchRatio), fmtX(x), x >= targetFetchRatio)
 	}
@@ -396,3 +412,42 @@ func fmtMedMS(vs []float64) string {
 }
 
 func fmtMedX(vs []float64) string { return withSpread(fmtX(medianF(vs)), vs) }
+
+// probeLevel is a level's probe figures, one per round.
+type probeLevel struct {
+	queries, failed      int64
+	p50, p99, ip50, ip99 []float64 // ms
+}
+
+// probeFigures gathers a level's probe figures; ok is false when a window
+// ran no probe.
+func probeFigures(ws, is []*windowResult) (probeLevel, bool) {
+	var pl probeLevel
+	for j, w := range ws {
+		if w.probe == nil || j >= len(is) || is[j].probe == nil {
+			return pl, false
+		}
+		pl.queries += w.probe.queries
+		pl.failed += w.probe.failed
+		pl.p50 = append(pl.p50, msF(w.probe.p50))
+		pl.p99 = append(pl.p99, msF(w.probe.p99))
+		pl.ip50 = append(pl.ip50, msF(is[j].probe.p50))
+		pl.ip99 = append(pl.ip99, msF(is[j].probe.p99))
+	}
+	return pl, len(ws) > 0
+}
+
+// ratios are each round's p99 over its idle p99.
+func (pl probeLevel) ratios() []float64 {
+	x := make([]float64, len(pl.p99))
+	for j := range x {
+		x[j] = safeDiv(pl.p99[j], pl.ip99[j])
+	}
+	return x
+}
+
+func (pl probeLevel) ratio() float64 { return medianF(pl.ratios()) }
+
+func (pl probeLevel) cells() []string {
+	return []string{fmt.Sprint(pl.queries), fmt.Sprint(pl.failed), fmtMedMS(pl.p50), fmtMedMS(pl.p99), fmtMedMS(pl.ip50), fmtMedMS(pl.ip99), fmtMedX(pl.ratios())}
+}

@@ -42,6 +42,9 @@ type windowResult struct {
 	p50, p99  time.Duration
 	// byProto are the small latencies of each protocol's clients.
 	byProto map[string]*latencies
+	// probe is what the probe process measured over the window, if one
+	// ran.
+	probe *probeResult
 	// cutShort of the small latencies are of queries the window's end
 	// cut short, counted with the time they had taken.
 	cutShort int
@@ -132,6 +135,14 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	end := time.AfterFunc(d, cancel)
 	defer end.Stop()
 	begin := time.Now()
+	var probe *probeProc
+	if loaded && l.cfg.Probe {
+		var err error
+		if probe, err = l.startProbe(ctx, begin.Add(d)); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	var chaos chaosRun
 	if loaded {
 		chaos.start(wctx, l, w, clients)
@@ -147,6 +158,12 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	res.dur = time.Since(begin)
 	if err := chaos.wait(); err != nil {
 		return nil, err
+	}
+	if probe != nil {
+		var err error
+		if res.probe, err = probe.wait(); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range clients {
 		c.drop()

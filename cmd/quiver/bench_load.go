@@ -18,6 +18,7 @@ func init() {
 		clients := fs.String("clients", "1,64,300,1000", "concurrent clients of each level")
 		fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long each level runs once its clients have logged in")
 		fs.DurationVar(&cfg.Idle, "idle", 10*time.Second, "how long the idle small-query latency is measured before each level")
+		fs.BoolVar(&cfg.Probe, "probe", true, "also time point lookups from a Flight client in a process of its own (quiver bench probe), idle and under load")
 		fs.Float64Var(&cfg.MySQLShare, "mysql-share", 0.2, "share of the clients that use MySQL (the others Flight SQL)")
 		fetchRows := fs.String("fetch-rows", "1M", "rows of the large fetch (and of the table)")
 		fs.Int64Var(&cfg.AggRows, "agg-rows", 10_000, "rows the small aggregate covers")

@@ -25,6 +25,9 @@ func TestBenchLoad_UsageErrors(t *testing.T) {
 		{"zero login parallel", []string{"bench", "load", "--login-parallel", "0"}, "--login-parallel and --abort-parallel"},
 		{"negative abort streams", []string{"bench", "load", "--abort-streams", "-1"}, "must not be negative"},
 		{"negative kill", []string{"bench", "load", "--kill-every", "-1s"}, "durations must not be negative"},
+		{"probe bad until", []string{"bench", "probe", "--until", "tomorrow"}, `bad --until "tomorrow"`},
+		{"probe zero duration", []string{"bench", "probe", "--duration", "0s"}, "--duration must be positive"},
+		{"probe negative ids", []string{"bench", "probe", "--ids", "-1"}, "--ids not negative"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
