@@ -59,8 +59,8 @@ type Config struct {
 	// Default: 30 seconds.
 	Timeout time.Duration
 	// YieldMax is how long a bulk result waits, before each batch, for
-	// the small queries in flight to finish (see Urgent). Default:
-	// DefaultYieldMax; negative: bulk results never wait.
+	// the small queries in flight to finish (see Urgent). 0, the
+	// default: bulk results never wait.
 	YieldMax time.Duration
 }
 
@@ -89,9 +89,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
-	}
-	if c.YieldMax == 0 {
-		c.YieldMax = DefaultYieldMax
 	}
 	return c
 }
@@ -268,7 +265,7 @@ func (s *Slot) granted() {
 // while it runs; paused for its client, or done, it is not, so a client
 // that leaves a small result unread cannot hold bulk results back.
 func (s *Slot) setUrgent(on bool) {
-	if s.lane != Small || s.c == nil || s.c.cfg.YieldMax < 0 || s.urgent == on {
+	if s.lane != Small || s.c == nil || s.c.cfg.YieldMax <= 0 || s.urgent == on {
 		return
 	}
 	s.urgent = on
@@ -359,6 +356,9 @@ type Slot struct {
 	ran      time.Duration // time held running, before runSince
 	entry    *entry        // nil unless tracked
 	urgent   bool          // counted in c.urgent (see setUrgent)
+	// A bulk slot's last yield: when it ended and how long it waited.
+	yieldEnd  time.Time
+	yieldWait time.Duration
 }
 
 // Lane is the lane the slot was admitted to.
@@ -393,10 +393,8 @@ func (s *Slot) Resume(ctx context.Context) error {
 	if s == nil || s.done {
 		return nil
 	}
-	if s.lane == Bulk && s.c != nil && s.c.cfg.YieldMax >= 0 {
-		if err := s.c.yield(ctx); err != nil {
-			return err
-		}
+	if err := s.yield(ctx); err != nil {
+		return err
 	}
 	if s.running {
 		return nil

@@ -13,8 +13,10 @@ import (
 // cores a slot is not a core: the query's steps (planning, its run, its
 // reply) still share the cores with every bulk stream. So while small
 // work is in flight, a bulk result waits before producing its next
-// batch, for up to Config.YieldMax each time, which bounds how much a
-// steady stream of small queries can slow bulk ones. A paused bulk query
+// batch, for up to Config.YieldMax each time, and then runs at least as
+// long as it waited before it yields again: a steady stream of small
+// queries slows a bulk result by at most half, however often its
+// producer checks (a MySQL result checks every 512 rows). A paused bulk query
 // also stops DuckDB's work for it once its streaming buffer is full, and
 // its client's decoding once the batches in flight are read.
 
@@ -23,14 +25,11 @@ var yieldSeconds = promauto.NewCounter(prometheus.CounterOpts{
 	Help: "Time bulk results waited, between batches, for small queries in flight to finish.",
 })
 
-// DefaultYieldMax is Config.YieldMax's default.
-const DefaultYieldMax = 50 * time.Millisecond
-
 // Urgent marks small work in flight outside a small slot, such as
 // planning a query, until the returned function is called (calling it
 // again does nothing). A nil controller marks nothing.
 func (c *Controller) Urgent() (done func()) {
-	if c == nil || c.cfg.YieldMax < 0 {
+	if c == nil || c.cfg.YieldMax <= 0 {
 		return func() {}
 	}
 	c.urgent.Add(1)
@@ -57,16 +56,32 @@ func (c *Controller) endUrgent() {
 	c.mu.Unlock()
 }
 
-// yield waits while small work is in flight, up to the controller's
-// YieldMax; it returns ctx's error if ctx ends first.
-func (c *Controller) yield(ctx context.Context) error {
-	if c.urgent.Load() == 0 {
+// yield is Resume's first step for a bulk slot: it waits for small work
+// in flight (Controller.yield), unless the slot has not yet run as long
+// as it last waited.
+func (s *Slot) yield(ctx context.Context) error {
+	if s.lane != Bulk || s.c == nil || s.c.cfg.YieldMax <= 0 {
 		return nil
+	}
+	if s.yieldWait > 0 && time.Since(s.yieldEnd) < s.yieldWait {
+		return nil
+	}
+	waited, err := s.c.yield(ctx)
+	s.yieldEnd, s.yieldWait = time.Now(), waited
+	return err
+}
+
+// yield waits while small work is in flight, up to the controller's
+// YieldMax, and returns how long it waited; it returns ctx's error if ctx
+// ends first.
+func (c *Controller) yield(ctx context.Context) (time.Duration, error) {
+	if c.urgent.Load() == 0 {
+		return 0, nil
 	}
 	c.mu.Lock()
 	if c.urgent.Load() == 0 {
 		c.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	if c.calm == nil {
 		c.calm = make(chan struct{})
@@ -76,12 +91,14 @@ func (c *Controller) yield(ctx context.Context) error {
 	start := time.Now()
 	t := time.NewTimer(c.cfg.YieldMax)
 	defer t.Stop()
-	defer func() { yieldSeconds.Add(time.Since(start).Seconds()) }()
+	var err error
 	select {
 	case <-calm:
 	case <-t.C:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
-	return nil
+	waited := time.Since(start)
+	yieldSeconds.Add(waited.Seconds())
+	return waited, err
 }

@@ -90,8 +90,8 @@ func TestResume_BulkYieldIsBounded(t *testing.T) {
 	if err, ok := returned(ch, 5*time.Second); !ok || !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled bulk Resume: returned %v, err %v; want context.Canceled", ok, err)
 	}
-	// YieldMax < 0 turns yielding off.
-	off := New(Config{Running: 4, YieldMax: -1})
+	// YieldMax 0, the default, turns yielding off.
+	off := New(Config{Running: 4})
 	ob := mustAdmit(t, off, Bulk)
 	defer ob.Done()
 	defer mustAdmit(t, off, Small).Done()
@@ -129,4 +129,36 @@ func TestResume_PausedSmallIsNotUrgent(t *testing.T) {
 	if n := c.urgent.Load(); n != 0 {
 		t.Fatalf("urgent = %d, want 0", n)
 	}
+}
+
+// TestResume_BulkRunsAsLongAsItWaited checks the bound on how much small
+// work slows a bulk result: after waiting, it runs at least as long as
+// it waited before it waits again, however often it resumes.
+func TestResume_BulkRunsAsLongAsItWaited(t *testing.T) {
+	const wait = time.Second
+	c := New(Config{Running: 4, YieldMax: wait})
+	bulk := mustAdmit(t, c, Bulk)
+	defer bulk.Done()
+	defer c.Urgent()() // small work that never ends
+	start := time.Now()
+	if err := bulk.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < wait {
+		t.Fatalf("first Resume under endless small work returned after %v, want the whole %v", d, wait)
+	}
+	// Resumes right after it (a MySQL result resumes every 512 rows) go
+	// on at once: the bulk result has not yet run as long as it waited.
+	for range 3 {
+		if err, ok := returned(resumeAsync(context.Background(), bulk), wait/2); !ok || err != nil {
+			t.Fatalf("Resume just after a wait: returned %v, err %v; want at once", ok, err)
+		}
+	}
+	// Once it has run that long, it waits again.
+	time.Sleep(wait)
+	ch := resumeAsync(context.Background(), bulk)
+	if _, ok := returned(ch, wait/2); ok {
+		t.Fatal("Resume after running longer than it waited did not wait again")
+	}
+	<-ch
 }

@@ -45,8 +45,7 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// BulkYield is how long a bulk result waits, before each batch, for
 	// the small queries in flight to finish, so that they get the cores
-	// (admit.Config.YieldMax). Default: admit.DefaultYieldMax; negative:
-	// bulk results never wait.
+	// (admit.Config.YieldMax). 0, the default: bulk results never wait.
 	BulkYield time.Duration
 	// Off turns admission control off: every statement runs at once.
 	Off bool

@@ -100,9 +100,7 @@ type serveFlags struct {
 	users    userList
 	logLevel string
 	drain    time.Duration
-	// bulkYield is --bulk-yield; 0 turns yielding off.
-	bulkYield time.Duration
-	lake      lakeFlags
+	lake     lakeFlags
 	// lakeCache, lakeCacheMB and lakePartMB configure serving the lake.
 	lakeCache   string
 	lakeCacheMB int64
@@ -135,7 +133,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.BoolVar(&f.admission, "admission", true, "admission control: bound the statements running at once and queue the rest (false: every statement runs at once)")
 	fs.IntVar(&cfg.Limits.MaxRunning, "max-running", 0, "statements running at once, half of them kept for small ones (0: twice the CPUs, at least 4)")
 	fs.DurationVar(&cfg.Limits.QueueTimeout, "queue-timeout", 30*time.Second, "how long a statement waits for its turn before it is refused (RESOURCE_EXHAUSTED; MySQL error 1040)")
-	fs.DurationVar(&f.bulkYield, "bulk-yield", admit.DefaultYieldMax, "how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores (0: never)")
+	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); sessions set their own with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
@@ -210,12 +208,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || f.bulkYield < 0 {
+	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 {
 		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
-	}
-	cfg.Limits.BulkYield = f.bulkYield
-	if f.bulkYield == 0 {
-		cfg.Limits.BulkYield = -1
 	}
 	cfg.Limits.Off = !f.admission
 
