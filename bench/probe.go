@@ -51,7 +51,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*Report, error) {
 	t.Rows = append(t.Rows, []string{fmt.Sprint(len(lat.d)), fmt.Sprint(failed),
 		fmt.Sprintf("%.1f", msF(lat.p50)), fmt.Sprintf("%.1f", msF(lat.p99)), fmt.Sprintf("%.1f", msF(lat.max()))})
 	if first != nil {
-		t.Footer = "First failure: " + firstLineOf(first.Error())
+		t.Footer = "First failure: " + firstLine(first.Error())
 	}
 	r.Tables = append(r.Tables, t)
 	for _, q := range []struct {
@@ -71,18 +71,13 @@ func (l *latencies) max() time.Duration {
 	return l.d[len(l.d)-1]
 }
 
-func firstLineOf(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 // probe runs cfg's queries: the latencies of those that succeeded, how
 // many failed, and the first failure.
 func probe(ctx context.Context, cfg ProbeConfig) (*latencies, int, error, error) {
 	t := loadTarget{flight: cfg.Addr, user: cfg.User, password: cfg.Password, mem: mempool.New()}
 	c, err := t.dial(ctx, protoFlight)
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("probe: log in to %s: %w", cfg.Addr, err)
+		return nil, 0, nil, fmt.Errorf("log in to %s: %w", cfg.Addr, err)
 	}
 	defer c.close()
 	until := cfg.Until

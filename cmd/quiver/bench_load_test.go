@@ -40,3 +40,14 @@ func TestBenchLoad_UsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchProbe_NoServerExits1 checks that a probe which cannot reach
+// its server fails at once, saying where it tried, instead of timing
+// nothing.
+func TestBenchProbe_NoServerExits1(t *testing.T) {
+	var stderr bytes.Buffer
+	code := run([]string{"bench", "probe", "--flight", "127.0.0.1:1", "--user", "u", "--duration", "1s"}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "bench probe: log in to 127.0.0.1:1") {
+		t.Errorf("exit %d, stderr %q; want 1 and the address it could not log in to", code, stderr.String())
+	}
+}
