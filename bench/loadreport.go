@@ -57,6 +57,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			"but not the bench's Go runtime, whose scheduler runs the load's clients' decoding ahead of a small query's reply.",
 		Columns: []string{"clients", "probe queries", "failed", "probe p50 ms", "probe p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
 	}
+	var probeFoot []string
 	for i, n := range cfg.Clients {
 		ws, is := lv[i], idle[i]
 		first := ws[0]
@@ -118,6 +119,9 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		byProto.Rows = append(byProto.Rows, row)
 		if pr, ok := probeFigures(ws, is); ok {
 			probes.Rows = append(probes.Rows, append([]string{fmt.Sprint(n)}, pr.cells()...))
+			if pr.first != "" {
+				probeFoot = append(probeFoot, fmt.Sprintf("%d clients, first probe failure: %s", n, pr.first))
+			}
 		}
 		group := fmt.Sprintf("%d clients", n)
 		lat.Bars = append(lat.Bars,
@@ -142,6 +146,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	tp.Footer = strings.Join(foot, "\n")
 	r.Tables = append(r.Tables, tp, lat, byProto)
 	if len(probes.Rows) > 0 {
+		probes.Footer = strings.Join(probeFoot, "\n")
 		r.Tables = append(r.Tables, probes)
 	}
 	if t := chaosTable(cfg, lv, out.writes); t != nil {
@@ -417,6 +422,8 @@ func fmtMedX(vs []float64) string { return withSpread(fmtX(medianF(vs)), vs) }
 type probeLevel struct {
 	queries, failed      int64
 	p50, p99, ip50, ip99 []float64 // ms
+	// first is the first failure any of its probes saw.
+	first string
 }
 
 // probeFigures gathers a level's probe figures; ok is false when a window
@@ -429,6 +436,11 @@ func probeFigures(ws, is []*windowResult) (probeLevel, bool) {
 		}
 		pl.queries += w.probe.queries
 		pl.failed += w.probe.failed
+		for _, p := range []*probeResult{is[j].probe, w.probe} {
+			if pl.first == "" && p.first != "" {
+				pl.first = p.first
+			}
+		}
 		pl.p50 = append(pl.p50, msF(w.probe.p50))
 		pl.p99 = append(pl.p99, msF(w.probe.p99))
 		pl.ip50 = append(pl.ip50, msF(is[j].probe.p50))

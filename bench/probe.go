@@ -35,6 +35,9 @@ type ProbeConfig struct {
 // probeTable names the probe's results in its report.
 const probeTable = "probe"
 
+// firstFailure starts the footer that names a probe's first failure.
+const firstFailure = "First failure: "
+
 // Probe runs a probe and reports its latency: p50, p99 and max, and how
 // many queries failed.
 func Probe(ctx context.Context, cfg ProbeConfig) (*Report, error) {
@@ -51,7 +54,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*Report, error) {
 	t.Rows = append(t.Rows, []string{fmt.Sprint(len(lat.d)), fmt.Sprint(failed),
 		fmt.Sprintf("%.1f", msF(lat.p50)), fmt.Sprintf("%.1f", msF(lat.p99)), fmt.Sprintf("%.1f", msF(lat.max()))})
 	if first != nil {
-		t.Footer = "First failure: " + firstLine(first.Error())
+		t.Footer = firstFailure + firstLine(first.Error())
 	}
 	r.Tables = append(r.Tables, t)
 	for _, q := range []struct {
@@ -151,6 +154,8 @@ type probeResult struct {
 	p50, p99 time.Duration
 	queries  int64
 	failed   int64
+	// first is the probe's first failure, if any failed.
+	first string
 }
 
 // wait waits for the probe to finish and reads what it measured.
@@ -168,6 +173,11 @@ func (p *probeProc) wait() (*probeResult, error) {
 		return nil, fmt.Errorf("probe results %s: %w", filepath.Base(p.out), err)
 	}
 	res := &probeResult{}
+	for _, t := range rep.Tables {
+		if f, ok := strings.CutPrefix(t.Footer, firstFailure); ok {
+			res.first = f
+		}
+	}
 	var seen int
 	for _, r := range rep.Results {
 		if r.Table != probeTable {
