@@ -87,8 +87,15 @@ func probe(ctx context.Context, cfg ProbeConfig) (*latencies, int, error, error)
 	if until.IsZero() {
 		until = time.Now().Add(cfg.Duration)
 	}
-	ctx, cancel := context.WithDeadline(ctx, until)
+	// The probe ends by cancellation, as a load window does, not by a
+	// deadline: once a deadline passes, gRPC fails every call at once
+	// with DeadlineExceeded, and on a busy machine the context's own
+	// timer can fire much later. A probe that waited for it spun through
+	// hundreds of failed calls in a millisecond.
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	end := time.AfterFunc(time.Until(until), cancel)
+	defer end.Stop()
 	lat := &latencies{}
 	var failed int
 	var first error
