@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -101,10 +100,12 @@ type Controller struct {
 	mu      sync.Mutex
 	running [2]int
 	open    [2]int
+	// Per lane and class (see classOf), the slots held.
+	runningBy, openBy [2]classCounts
 	// Per lane, the paused queries waiting to run again (served first)
-	// and the new queries waiting to start.
-	resuming [2]*list.List
-	starting [2]*list.List
+	// and the new queries waiting to start, fairly between classes.
+	resuming [2]*fairQueue
+	starting [2]*fairQueue
 	queued   int
 	idle     func() // called when the last open result is done
 	// active are the tracked statements (see Track), by ID.
@@ -119,7 +120,8 @@ type Controller struct {
 func New(cfg Config) *Controller {
 	c := &Controller{cfg: cfg.withDefaults()}
 	for l := range 2 {
-		c.resuming[l], c.starting[l] = list.New(), list.New()
+		c.resuming[l], c.starting[l] = &fairQueue{}, &fairQueue{}
+		c.runningBy[l], c.openBy[l] = classCounts{}, classCounts{}
 	}
 	return c
 }
@@ -185,6 +187,7 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 // waiter is a query waiting for a slot.
 type waiter struct {
 	lane  Lane
+	class string
 	open  bool // it needs an open slot too (a new query)
 	ready chan struct{}
 	done  bool // granted, under mu
@@ -199,11 +202,11 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 	if c == nil {
 		return s, nil
 	}
+	s.class = classOf(ctx)
 	c.track(ctx, s)
 	c.mu.Lock()
 	if c.mayStart(lane) && c.starting[lane].Len() == 0 {
-		c.running[lane]++
-		c.open[lane]++
+		c.take(s.lane, s.class, true)
 		c.mu.Unlock()
 		s.granted()
 		return s, nil
@@ -215,8 +218,8 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 		noteRefused(lane, "queue_full")
 		return nil, err
 	}
-	w := &waiter{lane: lane, open: true, ready: make(chan struct{})}
-	e := c.starting[lane].PushBack(w)
+	w := &waiter{lane: lane, class: s.class, open: true, ready: make(chan struct{})}
+	e := c.starting[lane].push(w)
 	c.queued++
 	queuedG[lane].Inc()
 	c.mu.Unlock()
@@ -240,7 +243,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 		return s, nil
 	}
 	c.untrack(s)
-	c.starting[lane].Remove(e)
+	c.starting[lane].remove(w, e)
 	c.queued--
 	queuedG[lane].Dec()
 	if errors.Is(err, ErrBusy) {
@@ -323,15 +326,14 @@ func (c *Controller) mayStart(lane Lane) bool {
 func (c *Controller) grant() {
 	for _, lane := range [2]Lane{Small, Bulk} {
 		for c.resuming[lane].Len() > 0 && c.mayRun(lane) {
-			w := c.resuming[lane].Remove(c.resuming[lane].Front()).(*waiter)
-			c.running[lane]++
+			w := c.resuming[lane].pop(c.held(c.runningBy[lane]))
+			c.take(lane, w.class, false)
 			w.done = true
 			close(w.ready)
 		}
 		for c.starting[lane].Len() > 0 && c.mayStart(lane) {
-			w := c.starting[lane].Remove(c.starting[lane].Front()).(*waiter)
-			c.running[lane]++
-			c.open[lane]++
+			w := c.starting[lane].pop(c.held(c.openBy[lane]))
+			c.take(lane, w.class, true)
 			c.queued--
 			queuedG[lane].Dec()
 			w.done = true
@@ -344,11 +346,34 @@ func (c *Controller) grant() {
 	}
 }
 
+// held reads a lane's per-class counts.
+func (c *Controller) held(m classCounts) func(string) int {
+	return func(class string) int { return m[class] }
+}
+
+// take counts a run slot, and an open one when open, for class; c.mu is
+// held.
+func (c *Controller) take(lane Lane, class string, open bool) {
+	c.running[lane]++
+	c.runningBy[lane].add(class, 1)
+	if open {
+		c.open[lane]++
+		c.openBy[lane].add(class, 1)
+	}
+}
+
+// stopRunning gives back a run slot of class; c.mu is held.
+func (c *Controller) stopRunning(lane Lane, class string) {
+	c.running[lane]--
+	c.runningBy[lane].add(class, -1)
+}
+
 // Slot is one admitted query's hold on the server. It is used by the
 // query's own goroutines, one at a time.
 type Slot struct {
 	c        *Controller
 	lane     Lane
+	class    string // see classOf
 	running  bool
 	done     bool
 	start    time.Time     // admission asked
@@ -378,7 +403,7 @@ func (s *Slot) Pause() {
 	}
 	s.setUrgent(false)
 	s.c.mu.Lock()
-	s.c.running[s.lane]--
+	s.c.stopRunning(s.lane, s.class)
 	s.c.grant()
 	s.c.mu.Unlock()
 }
@@ -406,13 +431,13 @@ func (s *Slot) Resume(ctx context.Context) error {
 	c := s.c
 	c.mu.Lock()
 	if c.resuming[s.lane].Len() == 0 && c.mayRun(s.lane) {
-		c.running[s.lane]++
+		c.take(s.lane, s.class, false)
 		c.mu.Unlock()
 		s.resumed()
 		return nil
 	}
-	w := &waiter{lane: s.lane, ready: make(chan struct{})}
-	e := c.resuming[s.lane].PushBack(w)
+	w := &waiter{lane: s.lane, class: s.class, ready: make(chan struct{})}
+	e := c.resuming[s.lane].push(w)
 	c.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -426,7 +451,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 		s.resumed()
 		return nil
 	}
-	c.resuming[s.lane].Remove(e)
+	c.resuming[s.lane].remove(w, e)
 	return ctx.Err()
 }
 
@@ -474,10 +499,11 @@ func (s *Slot) Done() {
 	s.setUrgent(false)
 	c.mu.Lock()
 	if s.running {
-		c.running[s.lane]--
+		c.stopRunning(s.lane, s.class)
 	}
 	s.running = false
 	c.open[s.lane]--
+	c.openBy[s.lane].add(s.class, -1)
 	c.untrack(s)
 	c.grant()
 	idle := c.idle

@@ -249,3 +249,139 @@ func TestParseLane(t *testing.T) {
 		}
 	}
 }
+
+// A bulk slot that comes free goes to the class (endpoint and user)
+// holding the fewest, ahead of an earlier query of a class that holds
+// more, and each class is served in order.
+func TestController_FairBetweenClasses(t *testing.T) {
+	c := New(Config{Running: 4, Reserved: 2, Open: 4, Timeout: time.Minute})
+	mysql, cancelM := Track(context.Background(), "mysql", "ann")
+	defer cancelM()
+	flight, cancelF := Track(context.Background(), "flight", "ann")
+	defer cancelF()
+	// MySQL holds both bulk run slots.
+	m1, err := c.Admit(mysql, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := c.Admit(mysql, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another MySQL query queues first, then two Flight ones.
+	m3 := admitAsync(mysql, c, Bulk)
+	waitQueued(t, c, 1)
+	f1 := admitAsync(flight, c, Bulk)
+	waitQueued(t, c, 2)
+	f2 := admitAsync(flight, c, Bulk)
+	waitQueued(t, c, 3)
+
+	m1.Done() // MySQL holds 1, Flight 0: Flight's first goes
+	r := <-f1
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !pending(m3) || !pending(f2) {
+		t.Fatal("more than one query started for one free slot")
+	}
+	m2.Done() // MySQL holds 0, Flight 1: MySQL's waiter goes
+	if r := <-m3; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !pending(f2) {
+		t.Fatal("Flight's second query started with no slot free")
+	}
+	r.s.Done() // each holds 1: the earliest waiter, Flight's second, goes
+	if r := <-f2; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if st := c.Stats(); st.Running[Bulk] != 2 || st.Queued != 0 {
+		t.Fatalf("stats %+v: want 2 bulk running, none queued", st)
+	}
+	c.mu.Lock()
+	byOpen := len(c.openBy[Bulk])
+	c.mu.Unlock()
+	if byOpen != 2 {
+		t.Fatalf("%d classes hold open slots, want 2", byOpen)
+	}
+}
+
+// A run slot that comes free goes to the paused query of the class
+// running the fewest, ahead of an earlier one of a class running more.
+func TestController_FairResume(t *testing.T) {
+	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+	a, cancelA := Track(context.Background(), "mysql", "ann")
+	defer cancelA()
+	b, cancelB := Track(context.Background(), "flight", "bob")
+	defer cancelB()
+	a1, err := c.Admit(a, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1.Pause()
+	a2, err := c.Admit(a, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2.Pause()
+	b1, err := c.Admit(b, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1.Pause()
+	// Class a holds both bulk run slots.
+	runner, err := c.Admit(a, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner2, err := c.Admit(a, Bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := make(chan *Slot, 3)
+	for _, s := range []*Slot{a1, a2} {
+		go func() {
+			if err := s.Resume(context.Background()); err == nil {
+				resumed <- s
+			}
+		}()
+	}
+	waitResuming(t, c, 2)
+	go func() {
+		if err := b1.Resume(context.Background()); err == nil {
+			resumed <- b1
+		}
+	}()
+	waitResuming(t, c, 3)
+	runner.Done() // a runs 1, b 0: b's resume goes first
+	if got := <-resumed; got != b1 {
+		t.Fatal("a paused query of the class running more resumed ahead of another class's")
+	}
+	runner2.Done()
+	b1.Done()
+	<-resumed
+	<-resumed
+	for _, s := range []*Slot{a1, a2} {
+		s.Done()
+	}
+	if st := c.Stats(); st.Running != [2]int{} || st.Open != [2]int{} {
+		t.Fatalf("stats %+v after every slot is done", st)
+	}
+}
+
+func waitResuming(t *testing.T, c *Controller, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		q := c.resuming[Bulk].Len()
+		c.mu.Unlock()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("resuming = %d, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
