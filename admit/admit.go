@@ -287,7 +287,7 @@ func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, 
 	}
 	NoteSQL(ctx, sql)
 	planned := c.Urgent() // classifying is small work, whatever the lane
-	lane := cls.Lane(sql, explain)
+	lane := cls.Lane(ctx, sql, explain)
 	planned()
 	return c.Admit(ctx, lane)
 }

@@ -1,7 +1,9 @@
 package admit
 
 import (
+	"context"
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,9 +24,16 @@ type Classifier struct {
 	// SmallTime is the longest a small query held its run slot. Default
 	// 250 ms.
 	SmallTime time.Duration
+	// Planners is how many plans (EXPLAINs) may run at once; the rest
+	// wait. Default: the CPUs Go may use, at least 2. Plans run before a
+	// query is admitted, so unbounded, a thousand clients that send a
+	// query at once planned it at once: in quiver bench load, 130 MB of
+	// the server's heap at that moment was plans being read.
+	Planners int
 
-	mu   sync.Mutex
-	seen map[string]Lane
+	mu      sync.Mutex
+	seen    map[string]Lane
+	planSem chan struct{}
 }
 
 // maxSeen bounds the SQL texts remembered; past it, an arbitrary one is
@@ -66,13 +75,34 @@ func (c *Classifier) Known(sql string) (Lane, bool) {
 	return l, ok
 }
 
+// planSlot waits for a turn to plan; ok is false when ctx ended first.
+func (c *Classifier) planSlot(ctx context.Context) (release func(), ok bool) {
+	c.mu.Lock()
+	if c.planSem == nil {
+		n := c.Planners
+		if n <= 0 {
+			n = max(2, runtime.GOMAXPROCS(0))
+		}
+		c.planSem = make(chan struct{}, n)
+	}
+	sem := c.planSem
+	c.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
 // Lane returns sql's lane. explain, when not nil, returns DuckDB's
 // EXPLAIN (FORMAT json) of sql; it is called only for SQL not seen
 // before, and an error from it (a statement with parameters cannot be
 // explained) leaves the query in the bulk lane until it has run once. So
-// does a plan that reads files (ReadsFiles), whose estimate may be far
-// too small.
-func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
+// does a plan that reads files (readsFiles), whose estimate may be far
+// too small. At most Planners plans run at once; a query whose ctx ends
+// while it waits to be planned goes in the bulk lane.
+func (c *Classifier) Lane(ctx context.Context, sql string, explain func() ([]byte, error)) Lane {
 	if c == nil {
 		return Bulk
 	}
@@ -80,7 +110,7 @@ func (c *Classifier) Lane(sql string, explain func() ([]byte, error)) Lane {
 		return l
 	}
 	if explain != nil {
-		if roots, err := explainPlan(explain); err == nil {
+		if roots, err := c.plan(ctx, explain); err == nil {
 			if out, scan, ok := estimate(roots); ok {
 				l := Bulk
 				if out <= c.smallRows() && scan <= c.smallScan() && !readsFiles(roots) {
@@ -138,16 +168,14 @@ func (n *planNode) info(key string) (int64, bool) {
 	return 0, false
 }
 
-// PlanEstimate reads DuckDB's EXPLAIN (FORMAT json) output and returns
-// the rows the plan is estimated to return and to read from its sources
-// (the sum of its leaves' estimates). ok is false when the plan does not
-// say.
-func PlanEstimate(plan []byte) (out, scan int64, ok bool) {
-	var roots []planNode
-	if err := json.Unmarshal(plan, &roots); err != nil {
-		return 0, 0, false
+// plan runs explain in its turn (see Planners) and reads its plan.
+func (c *Classifier) plan(ctx context.Context, explain func() ([]byte, error)) ([]planNode, error) {
+	release, ok := c.planSlot(ctx)
+	if !ok {
+		return nil, ctx.Err()
 	}
-	return estimate(roots)
+	defer release()
+	return explainPlan(explain)
 }
 
 // explainPlan runs explain and reads its plan's operators.
@@ -156,12 +184,19 @@ func explainPlan(explain func() ([]byte, error)) ([]planNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parsePlan(plan)
+}
+
+// parsePlan reads DuckDB's EXPLAIN (FORMAT json) output.
+func parsePlan(plan []byte) ([]planNode, error) {
 	var roots []planNode
-	err = json.Unmarshal(plan, &roots)
+	err := json.Unmarshal(plan, &roots)
 	return roots, err
 }
 
-// estimate is PlanEstimate over the plan's operators.
+// estimate returns the rows a plan is estimated to return and to read
+// from its sources (the sum of its leaves' estimates). ok is false when
+// the plan does not say.
 func estimate(roots []planNode) (out, scan int64, ok bool) {
 	if len(roots) == 0 {
 		return 0, 0, false
@@ -230,18 +265,10 @@ func scanRows(n *planNode) (int64, bool) {
 	return sum, true
 }
 
-// ReadsFiles reports whether DuckDB's EXPLAIN (FORMAT json) plan reads
-// files (READ_PARQUET, READ_CSV, READ_JSON and the like), such as a lake
-// table's. DuckDB estimates such a scan from its first file alone, so a
-// scan of many files can look small.
-func ReadsFiles(plan []byte) bool {
-	var roots []planNode
-	if err := json.Unmarshal(plan, &roots); err != nil {
-		return false
-	}
-	return readsFiles(roots)
-}
-
+// readsFiles reports whether a plan reads files (READ_PARQUET,
+// READ_CSV, READ_JSON and the like), such as a lake table's. DuckDB
+// estimates such a scan from its first file alone, so a scan of many
+// files can look small.
 func readsFiles(nodes []planNode) bool {
 	for i := range nodes {
 		if strings.HasPrefix(nodes[i].Name, "READ_") || readsFiles(nodes[i].Children) {

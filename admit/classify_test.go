@@ -1,6 +1,10 @@
 package admit
 
 import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,6 +23,22 @@ const (
 	planFiles = `[{"name":"UNGROUPED_AGGREGATE","children":[{"name":"READ_PARQUET","children":[],"extra_info":{"Estimated Cardinality":"6000"}}],"extra_info":{}}]`
 	planJoin  = `[{"name":"HASH_JOIN","children":[{"name":"SEQ_SCAN","children":[],"extra_info":{"Estimated Cardinality":"3"}},{"name":"READ_PARQUET","children":[],"extra_info":{"Estimated Cardinality":"4"}}],"extra_info":{}}]`
 )
+
+// planEstimate is estimate over a plan's text; ok is false when it
+// does not parse or does not say.
+func planEstimate(plan []byte) (out, scan int64, ok bool) {
+	roots, err := parsePlan(plan)
+	if err != nil {
+		return 0, 0, false
+	}
+	return estimate(roots)
+}
+
+// planReadsFiles is readsFiles over a plan's text.
+func planReadsFiles(plan []byte) bool {
+	roots, err := parsePlan(plan)
+	return err == nil && readsFiles(roots)
+}
 
 func TestPlanEstimate(t *testing.T) {
 	for _, tc := range []struct {
@@ -40,9 +60,9 @@ func TestPlanEstimate(t *testing.T) {
 		{"empty", `[]`, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, scan, ok := PlanEstimate([]byte(tc.plan))
+			out, scan, ok := planEstimate([]byte(tc.plan))
 			if out != tc.out || scan != tc.scan || ok != tc.ok {
-				t.Errorf("PlanEstimate = %d, %d, %v; want %d, %d, %v", out, scan, ok, tc.out, tc.scan, tc.ok)
+				t.Errorf("planEstimate = %d, %d, %v; want %d, %d, %v", out, scan, ok, tc.out, tc.scan, tc.ok)
 			}
 		})
 	}
@@ -53,7 +73,7 @@ func FuzzPlanEstimate(f *testing.F) {
 		f.Add([]byte(p))
 	}
 	f.Fuzz(func(t *testing.T, plan []byte) {
-		out, scan, ok := PlanEstimate(plan)
+		out, scan, ok := planEstimate(plan)
 		if !ok && (out != 0 || scan != 0) {
 			t.Fatalf("not ok but %d, %d", out, scan)
 		}
@@ -80,7 +100,7 @@ func TestClassifier_Lane(t *testing.T) {
 		{"a join with files", "SELECT * FROM t JOIN lake.u USING (id)", explain(planJoin), Bulk},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := c.Lane(tc.sql, tc.explain); got != tc.want {
+			if got := c.Lane(context.Background(), tc.sql, tc.explain); got != tc.want {
 				t.Errorf("Lane = %v, want %v", got, tc.want)
 			}
 		})
@@ -89,15 +109,15 @@ func TestClassifier_Lane(t *testing.T) {
 	t.Run("history wins over the plan", func(t *testing.T) {
 		const sql = "SELECT * FROM t WHERE id = ?"
 		c.Observe(sql, 1, time.Millisecond)
-		if got := c.Lane(sql, nil); got != Small {
+		if got := c.Lane(context.Background(), sql, nil); got != Small {
 			t.Errorf("after a 1-row run: %v, want small", got)
 		}
 		c.Observe(sql, 1, time.Second) // held its slot for a second
-		if got := c.Lane(sql, explain(planPoint)); got != Bulk {
+		if got := c.Lane(context.Background(), sql, explain(planPoint)); got != Bulk {
 			t.Errorf("after a 1 s run: %v, want bulk", got)
 		}
 		c.Observe(sql, 1_000_000, time.Millisecond)
-		if got := c.Lane(sql, nil); got != Bulk {
+		if got := c.Lane(context.Background(), sql, nil); got != Bulk {
 			t.Errorf("after a 1M-row run: %v, want bulk", got)
 		}
 	})
@@ -173,8 +193,59 @@ func TestReadsFiles(t *testing.T) {
 		{"a table joined to files", planJoin, true},
 		{"not json", `EXPLAIN`, false},
 	} {
-		if got := ReadsFiles([]byte(tc.plan)); got != tc.want {
+		if got := planReadsFiles([]byte(tc.plan)); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// At most Planners plans run at once, however many queries arrive
+// together; one whose context ends while it waits goes in the bulk lane
+// without being planned.
+func TestClassifier_BoundsPlans(t *testing.T) {
+	c := &Classifier{Planners: 2}
+	var running, peak atomic.Int32
+	gate := make(chan struct{})
+	explain := func() ([]byte, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-gate
+		return []byte(planPoint), nil
+	}
+	var wg sync.WaitGroup
+	lanes := make([]Lane, 8)
+	for i := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lanes[i] = c.Lane(context.Background(), fmt.Sprintf("SELECT * FROM t WHERE id = %d", i), explain)
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for running.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	// Two plans run; a query that gives up waiting is bulk, unplanned.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	planned := false
+	if got := c.Lane(ctx, "SELECT 1", func() ([]byte, error) { planned = true; return []byte(planPoint), nil }); got != Bulk || planned {
+		t.Errorf("a query whose context ended while waiting: lane %v, planned %v; want bulk, not planned", got, planned)
+	}
+	close(gate)
+	wg.Wait()
+	if p := peak.Load(); p != 2 {
+		t.Errorf("%d plans ran at once, want 2", p)
+	}
+	for i, l := range lanes {
+		if l != Small {
+			t.Errorf("query %d: lane %v, want small from its plan", i, l)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func GRPCServerOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(ipcx.StreamWindow),
 		grpc.InitialConnWindowSize(ipcx.ConnWindow),
 		grpc.ReadBufferSize(ipcx.ReadBufferSize),
-		grpc.WriteBufferSize(ipcx.WriteBufferSize),
+		grpc.WriteBufferSize(ipcx.ServerWriteBufferSize),
 		// Each connection borrows its write buffer from a pool for a
 		// flush, rather than keeping its own: a thousand idle clients
 		// would otherwise hold a gigabyte of them.

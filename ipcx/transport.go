@@ -14,7 +14,14 @@ const (
 	// it at once, so a small one stays in cache: on a bulk DoGet, 64 KB
 	// reads ran 1.2× faster than 1 MB.
 	ReadBufferSize = 64 << 10
-	// WriteBufferSize batches writes. On a bulk DoPut, a client write
-	// buffer of 64 KiB, of 4 MiB or none cost more CPU than 1 MiB.
+	// WriteBufferSize batches a client's writes. On a bulk DoPut, a
+	// client write buffer of 64 KiB, of 4 MiB or none cost more CPU than
+	// 1 MiB.
 	WriteBufferSize = 1 << 20
+	// ServerWriteBufferSize batches the server's writes. Its connections
+	// share a pool of these buffers, each held from a response's first
+	// write to its flush: with 1,000 clients sending at once, 1 MiB
+	// buffers took 460 MB of the server's heap, and a server with 256
+	// KiB ones fetched 10M rows as fast, within the noise.
+	ServerWriteBufferSize = 256 << 10
 )
