@@ -10,7 +10,13 @@ import (
 
 func mustAdmit(t *testing.T, c *Controller, l Lane) *Slot {
 	t.Helper()
-	s, err := c.Admit(context.Background(), l)
+	return mustAdmitCtx(t, context.Background(), c, l)
+}
+
+// mustAdmitCtx is mustAdmit under ctx (a Track'ed one gives its class).
+func mustAdmitCtx(t *testing.T, ctx context.Context, c *Controller, l Lane) *Slot {
+	t.Helper()
+	s, err := c.Admit(ctx, l)
 	if err != nil {
 		t.Fatalf("Admit(%v): %v", l, err)
 	}
@@ -260,14 +266,8 @@ func TestController_FairBetweenClasses(t *testing.T) {
 	flight, cancelF := Track(context.Background(), "flight", "ann")
 	defer cancelF()
 	// MySQL holds both bulk run slots.
-	m1, err := c.Admit(mysql, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := c.Admit(mysql, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1 := mustAdmitCtx(t, mysql, c, Bulk)
+	m2 := mustAdmitCtx(t, mysql, c, Bulk)
 	// Another MySQL query queues first, then two Flight ones.
 	m3 := admitAsync(mysql, c, Bulk)
 	waitQueued(t, c, 1)
@@ -314,30 +314,15 @@ func TestController_FairResume(t *testing.T) {
 	defer cancelA()
 	b, cancelB := Track(context.Background(), "flight", "bob")
 	defer cancelB()
-	a1, err := c.Admit(a, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a1 := mustAdmitCtx(t, a, c, Bulk)
 	a1.Pause()
-	a2, err := c.Admit(a, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a2 := mustAdmitCtx(t, a, c, Bulk)
 	a2.Pause()
-	b1, err := c.Admit(b, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b1 := mustAdmitCtx(t, b, c, Bulk)
 	b1.Pause()
 	// Class a holds both bulk run slots.
-	runner, err := c.Admit(a, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner2, err := c.Admit(a, Bulk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := mustAdmitCtx(t, a, c, Bulk)
+	runner2 := mustAdmitCtx(t, a, c, Bulk)
 	resumed := make(chan *Slot, 3)
 	for _, s := range []*Slot{a1, a2} {
 		go func() {
