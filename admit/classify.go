@@ -11,8 +11,9 @@ import (
 )
 
 // Classifier picks a query's lane: from what the same SQL text did the
-// last time it ran, else from DuckDB's plan estimate, else Bulk. Its
-// methods are safe for concurrent use.
+// last time it ran, else from what SQL of the same shape did (see
+// Shape), else from DuckDB's plan estimate, else Bulk. Its methods are
+// safe for concurrent use.
 type Classifier struct {
 	// SmallRows is the most rows a small query returns (estimated, or
 	// seen). Default 10,000.
@@ -30,11 +31,28 @@ type Classifier struct {
 	// query at once planned it at once: in quiver bench load, 130 MB of
 	// the server's heap at that moment was plans being read.
 	Planners int
+	// Shape, when set, returns sql with its literal values taken out, so
+	// that the same query with other values (a point lookup by another
+	// id) has the same shape; ok is false when it cannot tell. A shape
+	// every run of which so far was small is small without a plan; one
+	// that ran bulk even once goes by its plan from then on.
+	Shape func(sql string) (shape string, ok bool)
 
 	mu      sync.Mutex
 	seen    map[string]Lane
+	shapes  map[string]shapeRuns
 	planSem chan struct{}
 }
+
+// shapeRuns is what the runs of one shape did.
+type shapeRuns struct {
+	small int  // runs that were small
+	bulk  bool // a run was bulk
+}
+
+// shapeRunsNeeded is how many small runs, and none bulk, make a shape
+// small without a plan.
+const shapeRunsNeeded = 2
 
 // maxSeen bounds the SQL texts remembered; past it, an arbitrary one is
 // forgotten for each new one.
@@ -61,7 +79,8 @@ func (c *Classifier) smallTime() time.Duration {
 	return 250 * time.Millisecond
 }
 
-// Known returns sql's lane when the classifier has seen sql run.
+// Known returns sql's lane when the classifier has seen sql run, or
+// small when every run of sql's shape so far was small (see Shape).
 func (c *Classifier) Known(sql string) (Lane, bool) {
 	if c == nil {
 		return Bulk, false
@@ -71,8 +90,23 @@ func (c *Classifier) Known(sql string) (Lane, bool) {
 	c.mu.Unlock()
 	if ok {
 		classified.WithLabelValues(l.String(), "history").Inc()
+		return l, true
 	}
-	return l, ok
+	if c.Shape == nil {
+		return Bulk, false
+	}
+	shape, ok := c.Shape(sql)
+	if !ok {
+		return Bulk, false
+	}
+	c.mu.Lock()
+	r := c.shapes[shape]
+	c.mu.Unlock()
+	if r.bulk || r.small < shapeRunsNeeded {
+		return Bulk, false
+	}
+	classified.WithLabelValues(Small.String(), "shape").Inc()
+	return Small, true
 }
 
 // planSlot waits for a turn to plan; ok is false when ctx ended first.
@@ -136,18 +170,41 @@ func (c *Classifier) Observe(sql string, rows int64, ran time.Duration) {
 	if rows <= c.smallRows() && ran <= c.smallTime() {
 		l = Small
 	}
+	shape, shaped := "", false
+	if c.Shape != nil {
+		shape, shaped = c.Shape(sql)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[string]Lane{}
 	}
-	if _, ok := c.seen[sql]; !ok && len(c.seen) >= maxSeen {
-		for k := range c.seen {
-			delete(c.seen, k)
+	remember(c.seen, sql, l)
+	if !shaped {
+		return
+	}
+	if c.shapes == nil {
+		c.shapes = map[string]shapeRuns{}
+	}
+	r := c.shapes[shape]
+	if l == Bulk {
+		r.bulk = true
+	} else {
+		r.small++
+	}
+	remember(c.shapes, shape, r)
+}
+
+// remember sets m[k] = v, first forgetting an arbitrary key when k is new
+// and m holds maxSeen.
+func remember[V any](m map[string]V, k string, v V) {
+	if _, ok := m[k]; !ok && len(m) >= maxSeen {
+		for old := range m {
+			delete(m, old)
 			break
 		}
 	}
-	c.seen[sql] = l
+	m[k] = v
 }
 
 // planNode is one operator of DuckDB's EXPLAIN (FORMAT json).

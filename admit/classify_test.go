@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,5 +248,57 @@ func TestClassifier_BoundsPlans(t *testing.T) {
 		if l != Small {
 			t.Errorf("query %d: lane %v, want small from its plan", i, l)
 		}
+	}
+}
+
+// A shape whose runs were all small makes the same query with other
+// values small without a plan; once a run of it is bulk, its queries go
+// by their plan again.
+func TestClassifier_Shape(t *testing.T) {
+	digits := func(sql string) (string, bool) {
+		return strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return '#'
+			}
+			return r
+		}, sql), true
+	}
+	c := &Classifier{Shape: digits}
+	planned := 0
+	scan := func() ([]byte, error) { planned++; return []byte(planScan), nil }
+	lookup := func(id int) string { return fmt.Sprintf("SELECT * FROM t WHERE id = %d", id) }
+
+	if got := c.Lane(context.Background(), lookup(1), scan); got != Bulk || planned != 1 {
+		t.Fatalf("an unseen shape: lane %v after %d plans, want bulk from its plan", got, planned)
+	}
+	c.Observe(lookup(1), 1, time.Millisecond)
+	if _, ok := c.Known(lookup(2)); ok {
+		t.Fatal("a shape with one small run is known; want two")
+	}
+	c.Observe(lookup(2), 1, time.Millisecond)
+	planned = 0
+	if got := c.Lane(context.Background(), lookup(3), scan); got != Small || planned != 0 {
+		t.Fatalf("a shape with two small runs: lane %v after %d plans, want small without a plan", got, planned)
+	}
+	// A run of the shape returns many rows: its queries are planned
+	// again, and the exact SQL that ran small stays small.
+	c.Observe(lookup(4), 1_000_000, time.Second)
+	if got := c.Lane(context.Background(), lookup(5), scan); got != Bulk || planned != 1 {
+		t.Fatalf("a shape that ran bulk: lane %v after %d plans, want bulk from its plan", got, planned)
+	}
+	c.Observe(lookup(6), 1, time.Millisecond)
+	c.Observe(lookup(7), 1, time.Millisecond)
+	if _, ok := c.Known(lookup(8)); ok {
+		t.Fatal("a shape that ran bulk once is known small again")
+	}
+	if l, ok := c.Known(lookup(1)); !ok || l != Small {
+		t.Fatalf("the exact SQL that ran small: %v, %v; want small", l, ok)
+	}
+	// No shape (it does not lex): only the exact SQL's history.
+	none := &Classifier{Shape: func(string) (string, bool) { return "", false }}
+	none.Observe(lookup(1), 1, time.Millisecond)
+	none.Observe(lookup(2), 1, time.Millisecond)
+	if _, ok := none.Known(lookup(3)); ok {
+		t.Fatal("known from a shape that was not given")
 	}
 }

@@ -35,7 +35,7 @@ var (
 	}, []string{"lane"})
 	classified = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "quiver_admit_classified_total",
-		Help: "Lane decisions, by lane and source (history: what the same SQL did before; plan: DuckDB's estimate; unknown).",
+		Help: "Lane decisions, by lane and source (history: what the same SQL did before; shape: what the same SQL with other values did; plan: DuckDB's estimate; unknown).",
 	}, []string{"lane", "source"})
 )
 

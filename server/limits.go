@@ -72,7 +72,7 @@ func (s *Server) admission() error {
 	if s.cfg.MemoryLimit == "" {
 		s.cfg.MemoryLimit = admit.FormatBytes(s.Budget.DuckDB)
 	}
-	s.Classifier = &admit.Classifier{}
+	s.Classifier = &admit.Classifier{Shape: sqlShape}
 	if l.Off {
 		return nil
 	}
