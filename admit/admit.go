@@ -326,13 +326,13 @@ func (c *Controller) mayStart(lane Lane) bool {
 func (c *Controller) grant() {
 	for _, lane := range [2]Lane{Small, Bulk} {
 		for c.resuming[lane].Len() > 0 && c.mayRun(lane) {
-			w := c.resuming[lane].pop(c.held(c.runningBy[lane]))
+			w := c.resuming[lane].pop(c.runningBy[lane].get)
 			c.take(lane, w.class, false)
 			w.done = true
 			close(w.ready)
 		}
 		for c.starting[lane].Len() > 0 && c.mayStart(lane) {
-			w := c.starting[lane].pop(c.held(c.openBy[lane]))
+			w := c.starting[lane].pop(c.openBy[lane].get)
 			c.take(lane, w.class, true)
 			c.queued--
 			queuedG[lane].Dec()
@@ -344,11 +344,6 @@ func (c *Controller) grant() {
 		runningG[l].Set(float64(c.running[l]))
 		openG[l].Set(float64(c.open[l]))
 	}
-}
-
-// held reads a lane's per-class counts.
-func (c *Controller) held(m classCounts) func(string) int {
-	return func(class string) int { return m[class] }
 }
 
 // take counts a run slot, and an open one when open, for class; c.mu is

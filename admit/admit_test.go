@@ -40,16 +40,22 @@ type admitResult struct {
 
 func waitQueued(t *testing.T, c *Controller, n int) {
 	t.Helper()
+	waitCount(t, c, "queued", n, func() int { return c.queued })
+}
+
+// waitCount waits until count, read under c.mu, is n.
+func waitCount(t *testing.T, c *Controller, what string, n int, count func() int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c.mu.Lock()
-		q := c.queued
+		q := count()
 		c.mu.Unlock()
 		if q == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queued = %d, want %d", q, n)
+			t.Fatalf("%s = %d, want %d", what, q, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -256,15 +262,22 @@ func TestParseLane(t *testing.T) {
 	}
 }
 
+// twoClasses are contexts of two admission classes: mysqlUser's over
+// MySQL and flightUser's over Flight.
+func twoClasses(t *testing.T, mysqlUser, flightUser string) (mysql, flight context.Context) {
+	mysql, cancelM := Track(context.Background(), "mysql", mysqlUser)
+	t.Cleanup(cancelM)
+	flight, cancelF := Track(context.Background(), "flight", flightUser)
+	t.Cleanup(cancelF)
+	return mysql, flight
+}
+
 // A bulk slot that comes free goes to the class (endpoint and user)
 // holding the fewest, ahead of an earlier query of a class that holds
 // more, and each class is served in order.
 func TestController_FairBetweenClasses(t *testing.T) {
 	c := New(Config{Running: 4, Reserved: 2, Open: 4, Timeout: time.Minute})
-	mysql, cancelM := Track(context.Background(), "mysql", "ann")
-	defer cancelM()
-	flight, cancelF := Track(context.Background(), "flight", "ann")
-	defer cancelF()
+	mysql, flight := twoClasses(t, "ann", "ann")
 	// MySQL holds both bulk run slots.
 	m1 := mustAdmitCtx(t, mysql, c, Bulk)
 	m2 := mustAdmitCtx(t, mysql, c, Bulk)
@@ -310,10 +323,7 @@ func TestController_FairBetweenClasses(t *testing.T) {
 // running the fewest, ahead of an earlier one of a class running more.
 func TestController_FairResume(t *testing.T) {
 	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
-	a, cancelA := Track(context.Background(), "mysql", "ann")
-	defer cancelA()
-	b, cancelB := Track(context.Background(), "flight", "bob")
-	defer cancelB()
+	a, b := twoClasses(t, "ann", "bob")
 	a1 := mustAdmitCtx(t, a, c, Bulk)
 	a1.Pause()
 	a2 := mustAdmitCtx(t, a, c, Bulk)
@@ -356,17 +366,5 @@ func TestController_FairResume(t *testing.T) {
 
 func waitResuming(t *testing.T, c *Controller, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c.mu.Lock()
-		q := c.resuming[Bulk].Len()
-		c.mu.Unlock()
-		if q == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("resuming = %d, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitCount(t, c, "resuming", n, func() int { return c.resuming[Bulk].Len() })
 }

@@ -87,6 +87,8 @@ func (q *fairQueue) pop(held func(class string) int) *waiter {
 // classCounts are a lane's slots held per class.
 type classCounts map[string]int
 
+func (m classCounts) get(class string) int { return m[class] }
+
 func (m classCounts) add(class string, d int) {
 	if v := m[class] + d; v != 0 {
 		m[class] = v
