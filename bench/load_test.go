@@ -61,7 +61,7 @@ func TestLoad_Short(t *testing.T) {
 	for i, c := range lv.perClient {
 		for k := opPoint; k <= opFetch; k++ {
 			if c.ops[k] == 0 {
-				t.Errorf("client %d (%s) completed no %s", i, c.proto, opNames[k])
+				t.Errorf("client %d completed no %s: %s", i, opNames[k], c)
 			}
 		}
 	}

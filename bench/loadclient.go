@@ -254,6 +254,12 @@ type clientStats struct {
 	examples map[string]string
 	// cutShort counts the small queries the window's end cut short.
 	cutShort int
+	// cut is the operation the window's end cut short, if any, and cutAt
+	// how long it had run by then.
+	cut   opKind
+	cutAt time.Duration
+	// errOps counts the failed operations by kind.
+	errOps [numOps]int64
 	// acked are the ids of the writes the server acknowledged.
 	acked []int64
 	// okAfterRestart is the start of the first operation that succeeded
@@ -391,12 +397,14 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		// The window ended. A small query cut short counts with the
 		// time it had taken so far, a lower bound: leaving it out would
 		// drop the slowest ones.
+		c.st.cut, c.st.cutAt = k, took
 		if k.small() {
 			c.st.small = append(c.st.small, took)
 			c.st.cutShort++
 		}
 		return true
 	case err != nil:
+		c.st.errOps[k]++
 		c.failed(err)
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,8 +70,35 @@ type windowResult struct {
 
 // clientSummary is one client's completed operations.
 type clientSummary struct {
-	proto string
-	ops   [numOps]int64
+	proto  string
+	writer bool
+	ops    [numOps]int64
+	errOps [numOps]int64
+	// cut is what the window's end interrupted, cutAt how long it had run.
+	cut   opKind
+	cutAt time.Duration
+}
+
+// String says what the client did: its operations completed and failed,
+// and the one the window's end cut short.
+func (s clientSummary) String() string {
+	var b strings.Builder
+	b.WriteString(s.proto)
+	if s.writer {
+		b.WriteString(" writer")
+	}
+	for k := range numOps {
+		if s.ops[k]+s.errOps[k] > 0 {
+			fmt.Fprintf(&b, ", %s %d ok", opNames[k], s.ops[k])
+			if s.errOps[k] > 0 {
+				fmt.Fprintf(&b, " %d failed", s.errOps[k])
+			}
+		}
+	}
+	if s.cutAt > 0 {
+		fmt.Fprintf(&b, "; the window ended %.2fs into a %s", s.cutAt.Seconds(), opNames[s.cut])
+	}
+	return b.String()
 }
 
 // rate is n per second of the window.
@@ -206,7 +234,8 @@ func (res *windowResult) gather(clients []*loadClient) {
 		res.small = append(res.small, st.small...)
 		res.cutShort += st.cutShort
 		res.acked = append(res.acked, st.acked...)
-		res.perClient = append(res.perClient, clientSummary{proto: c.proto, ops: st.ops})
+		res.perClient = append(res.perClient, clientSummary{proto: c.proto, writer: c.writer,
+			ops: st.ops, errOps: st.errOps, cut: st.cut, cutAt: st.cutAt})
 		if !last.ready.IsZero() && st.okAfterRestart.IsZero() {
 			res.notReconnected++
 			who := fmt.Sprintf("client %d (%s", c.id, c.proto)
