@@ -35,6 +35,14 @@ type LoadConfig struct {
 	// after every client has logged in.
 	Clients  []int
 	Duration time.Duration
+	// Warmup, in loaded windows, comes between the logins and the
+	// measured Duration: each client starts its loop at a random moment
+	// of it, so that the measured window holds the load's steady state.
+	// Without it every client sends its first point lookup in the same
+	// millisecond, and the window measures that burst: a thousand of them
+	// take the two cores seconds to answer whatever the server does. 0:
+	// no warm-up, every client starts with the window.
+	Warmup time.Duration
 	// Idle is how long the idle small-query latency is measured before
 	// each level: one client, point lookups and aggregates only, nothing
 	// else running. 0: 10 s.
@@ -457,11 +465,17 @@ func selfMaxRSS() int64 {
 	return int64(ru.Maxrss) << 10
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
+// sleepCtx waits for d, or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
 	case <-t.C:
+		return true
 	}
 }

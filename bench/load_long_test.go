@@ -51,7 +51,7 @@ func TestLong_LoadChaos(t *testing.T) {
 	defer cancel()
 	cfg := LoadConfig{
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
-		Clients: []int{clients}, Duration: dur, Idle: 10 * time.Second,
+		Clients: []int{clients}, Warmup: 10 * time.Second, Duration: dur, Idle: 10 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 1_000_000,
 		AbortStreams: 1000, AbortRounds: 3, AbortParallel: 100, Settle: 5 * time.Second,
 		Chaos: Chaos{KillEvery: 200 * time.Millisecond, SlowReaders: 5, SlowRate: 1 << 20, RestartAt: dur / 2, Drain: 10 * time.Second},

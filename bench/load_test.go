@@ -22,8 +22,8 @@ import (
 func loadServerFlags() []string { return strings.Fields(os.Getenv("QUIVER_LOAD_SERVER_FLAGS")) }
 
 // TestLoad_Short runs 60 clients (48 Flight, 12 MySQL, 6 of them
-// writers) against a real quiver serve with auth on, then 200 aborted
-// streams. It checks what must hold whatever the machine: no errors but
+// writers), started over a 3 s warm-up, against a real quiver serve with
+// auth on, then 200 aborted streams. It checks what must hold whatever the machine: no errors but
 // documented RESOURCE_EXHAUSTED refusals, every client completed each of
 // its operations, every acknowledged write is in the table once, and the
 // server's goroutines come back after the aborted streams. It asserts
@@ -37,7 +37,7 @@ func TestLoad_Short(t *testing.T) {
 	defer cancel()
 	cfg := LoadConfig{
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
-		Clients: []int{60}, Duration: 12 * time.Second, Idle: 2 * time.Second,
+		Clients: []int{60}, Warmup: 3 * time.Second, Duration: 12 * time.Second, Idle: 2 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000, Probe: true,
 		// 1M rows (33 MB) outgrow a stream's flow-control window, so the
 		// server is mid-stream when each is cancelled.

@@ -246,6 +246,7 @@ type loadErr struct {
 // writes it; it is read after that goroutine ended.
 type clientStats struct {
 	ops       [numOps]int64 // completed in the window
+	done      [numOps]int64 // completed, warm-up included
 	fetchRows int64         // rows read in the window, finished fetches or not
 	fetchB    int64
 	small     []time.Duration // point and aggregate latencies
@@ -369,8 +370,10 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 	case opFetch:
 		p := newPacer(c.slowRate)
 		err = c.conn.query(opCtx, c.q.fetch(), func(rows, bytes int64) {
-			c.st.fetchRows += rows
-			c.st.fetchB += bytes
+			if w.measured(time.Now()) {
+				c.st.fetchRows += rows
+				c.st.fetchB += bytes
+			}
 			p.pace(opCtx, bytes)
 		})
 	case opWrite:
@@ -378,6 +381,9 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		err = c.conn.exec(opCtx, c.q.insert(id, c.id))
 	}
 	took := time.Since(start)
+	// An operation counts when it ends in the measured window; one that
+	// ended in the warm-up counts only for the client's own summary.
+	measured := w.measured(start.Add(took))
 
 	c.mu.Lock()
 	killed := c.killed
@@ -398,7 +404,7 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		// time it had taken so far, a lower bound: leaving it out would
 		// drop the slowest ones.
 		c.st.cut, c.st.cutAt = k, took
-		if k.small() {
+		if k.small() && measured {
 			c.st.small = append(c.st.small, took)
 			c.st.cutShort++
 		}
@@ -407,6 +413,10 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		c.st.errOps[k]++
 		c.failed(err)
 		return false
+	}
+	c.st.done[k]++
+	if !measured {
+		return true
 	}
 	c.st.ops[k]++
 	if k.small() {
@@ -462,12 +472,7 @@ func (b *backoff) wait(ctx context.Context, r *rand.Rand) {
 	d := min(50*time.Millisecond<<min(b.n, 6), 2*time.Second)
 	b.n++
 	d = d/2 + time.Duration(r.Int64N(int64(d/2)+1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	sleepCtx(ctx, d)
 }
 
 func (b *backoff) reset() { b.n = 0 }
@@ -489,14 +494,7 @@ func (p *pacer) pace(ctx context.Context, n int64) {
 	}
 	p.bytes += n
 	due := p.start.Add(time.Duration(float64(p.bytes) / float64(p.rate) * float64(time.Second)))
-	if d := time.Until(due); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
+	sleepCtx(ctx, time.Until(due))
 }
 
 // idSource hands out the unique ids writers insert.

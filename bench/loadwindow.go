@@ -15,7 +15,15 @@ import (
 // back from a restart.
 type loadWindow struct {
 	ready atomic.Int64 // unix ns of the last restart's end; 0 if none
+	// from is when the measured window starts, after the warm-up:
+	// operations that end before it are not counted (errors and
+	// acknowledged writes are, whenever they happen).
+	from time.Time
 }
+
+// measured reports whether an operation that ended at t counts in the
+// window's figures.
+func (w *loadWindow) measured(t time.Time) bool { return !t.Before(w.from) }
 
 func (w *loadWindow) restartEnd() time.Time {
 	if ns := w.ready.Load(); ns != 0 {
@@ -72,6 +80,8 @@ type windowResult struct {
 type clientSummary struct {
 	proto  string
 	writer bool
+	// ops are the operations completed, warm-up included; errOps those
+	// that failed.
 	ops    [numOps]int64
 	errOps [numOps]int64
 	// cut is what the window's end interrupted, cutAt how long it had run.
@@ -154,33 +164,45 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	res.ramp = time.Since(start)
 	res.rssConnected, _ = l.srv.memory()
 
-	w := &loadWindow{}
+	var warm time.Duration
+	if loaded {
+		warm = l.cfg.Warmup
+	}
+	w := &loadWindow{from: time.Now().Add(warm)}
 	// The window ends by cancellation, not a deadline: a deadline would
 	// travel to the server as grpc-timeout, and the server's expiry of it
 	// could reach a client before its own, as an error.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	end := time.AfterFunc(d, cancel)
+	end := time.AfterFunc(warm+d, cancel)
 	defer end.Stop()
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if warm > 0 && !sleepCtx(wctx, time.Duration(c.rnd.Int64N(int64(warm)))) {
+				return
+			}
+			c.run(wctx, w, c.kinds())
+		}()
+	}
+	if !sleepCtx(wctx, time.Until(w.from)) {
+		wg.Wait()
+		return nil, ctx.Err()
+	}
 	begin := time.Now()
 	var probe *probeProc
 	if loaded && l.cfg.Probe {
 		var err error
 		if probe, err = l.startProbe(ctx, begin.Add(d)); err != nil {
 			cancel()
+			wg.Wait()
 			return nil, err
 		}
 	}
 	var chaos chaosRun
 	if loaded {
 		chaos.start(wctx, l, w, clients)
-	}
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.run(wctx, w, c.kinds())
-		}()
 	}
 	wg.Wait()
 	res.dur = time.Since(begin)
@@ -235,7 +257,7 @@ func (res *windowResult) gather(clients []*loadClient) {
 		res.cutShort += st.cutShort
 		res.acked = append(res.acked, st.acked...)
 		res.perClient = append(res.perClient, clientSummary{proto: c.proto, writer: c.writer,
-			ops: st.ops, errOps: st.errOps, cut: st.cut, cutAt: st.cutAt})
+			ops: st.done, errOps: st.errOps, cut: st.cut, cutAt: st.cutAt})
 		if !last.ready.IsZero() && st.okAfterRestart.IsZero() {
 			res.notReconnected++
 			who := fmt.Sprintf("client %d (%s", c.id, c.proto)

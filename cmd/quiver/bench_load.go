@@ -17,6 +17,7 @@ func init() {
 		var cfg bench.LoadConfig
 		clients := fs.String("clients", "1,64,300,1000", "concurrent clients of each level")
 		fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long each level runs once its clients have logged in")
+		fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "before each level's measured --duration, its clients start their loops at random moments over this long (0: all at once, as the measured window starts)")
 		fs.DurationVar(&cfg.Idle, "idle", 10*time.Second, "how long the idle small-query latency is measured before each level")
 		fs.BoolVar(&cfg.Probe, "probe", true, "also time point lookups from a Flight client in a process of its own (quiver bench probe), idle and under load")
 		fs.Float64Var(&cfg.MySQLShare, "mysql-share", 0.2, "share of the clients that use MySQL (the others Flight SQL)")
@@ -60,6 +61,8 @@ func init() {
 			switch {
 			case cfg.Duration <= 0 || cfg.Idle <= 0:
 				return nil, usagef("--duration and --idle must be positive")
+			case cfg.Warmup < 0:
+				return nil, usagef("--warmup must not be negative")
 			case cfg.MySQLShare < 0 || cfg.MySQLShare > 1 || cfg.WriteShare < 0 || cfg.WriteShare > 1:
 				return nil, usagef("--mysql-share and --write-share must be between 0 and 1")
 			case cfg.AggRows < 1:

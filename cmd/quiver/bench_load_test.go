@@ -19,6 +19,7 @@ func TestBenchLoad_UsageErrors(t *testing.T) {
 		{"no clients", []string{"bench", "load", "--clients", ","}, "no client counts given"},
 		{"bad fetch rows", []string{"bench", "load", "--fetch-rows", "1M,2M"}, "bad --fetch-rows"},
 		{"zero duration", []string{"bench", "load", "--duration", "0s"}, "--duration and --idle must be positive"},
+		{"negative warmup", []string{"bench", "load", "--warmup", "-1s"}, "--warmup must not be negative"},
 		{"share above 1", []string{"bench", "load", "--mysql-share", "1.5"}, "must be between 0 and 1"},
 		{"negative write share", []string{"bench", "load", "--write-share", "-0.1"}, "must be between 0 and 1"},
 		{"zero agg rows", []string{"bench", "load", "--agg-rows", "0"}, "--agg-rows must be at least 1"},
