@@ -47,8 +47,11 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	lat := &Table{
 		Title: "Load: small-query latency (point + aggregate) against idle, same run",
 		Note: fmt.Sprintf("Idle: one client, small queries only, for %v before each level (Flight and MySQL in the load's proportion). "+
-			"Small queries still running when a window ends count with the time they had taken (cut short).", cfg.Idle),
-		Columns: []string{"clients", "small queries", "cut short", "small p50 ms", "small p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
+			"Small queries still running when a window ends count with the time they had taken (cut short). "+
+			"Run wait: how long the bench process's goroutines waited to run, once runnable, over the loaded window (Go's /sched/latencies); "+
+			"a small query's reply waits in that queue, several times per query, behind the other clients' decoding.", cfg.Idle),
+		Columns: []string{"clients", "small queries", "cut short", "small p50 ms", "small p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99",
+			"run wait p50 ms", "run wait p99 ms"},
 	}
 	byProto := &Table{
 		Title: "Load: small-query latency by protocol, against the same protocol idle",
@@ -95,7 +98,10 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			smallN += len(w.small)
 			cut += w.cutShort
 		}
-		lat.Rows = append(lat.Rows, []string{fmt.Sprint(n), fmt.Sprint(smallN), fmt.Sprint(cut), fmtMedMS(p50), fmtMedMS(p99), fmtMedMS(ip50), fmtMedMS(ip99), fmtMedX(ratio)})
+		s50 := mapF(ws, func(w *windowResult) float64 { return msF(w.sched50) })
+		s99 := mapF(ws, func(w *windowResult) float64 { return msF(w.sched99) })
+		lat.Rows = append(lat.Rows, []string{fmt.Sprint(n), fmt.Sprint(smallN), fmt.Sprint(cut), fmtMedMS(p50), fmtMedMS(p99), fmtMedMS(ip50), fmtMedMS(ip99), fmtMedX(ratio),
+			fmtMedMS(s50), fmtMedMS(s99)})
 		row := []string{fmt.Sprint(n)}
 		for _, proto := range []string{protoFlight, protoMySQL} {
 			pick := func(w *windowResult, p99 bool) float64 {
@@ -138,6 +144,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		r.Add("load", cas, Stat{Name: "small p50", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p50} })})
 		r.Add("load", cas, Stat{Name: "small p99", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
 		r.Add("load", cas, Stat{Name: "idle p99", Samples: mapS(is, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
+		r.Add("load", cas, Stat{Name: "run wait p99", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.sched99} })})
 	}
 	var foot []string
 	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {

@@ -49,6 +49,9 @@ type windowResult struct {
 	fetchB    int64
 	small     []time.Duration // sorted
 	p50, p99  time.Duration
+	// sched50 and sched99 are how long the bench process's goroutines
+	// waited to run over the measured window (schedMetric).
+	sched50, sched99 time.Duration
 	// byProto are the small latencies of each protocol's clients.
 	byProto map[string]*latencies
 	// probe is what the probe process measured over the window, if one
@@ -204,8 +207,11 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	if loaded {
 		chaos.start(wctx, l, w, clients)
 	}
+	sched := readSched()
 	wg.Wait()
 	res.dur = time.Since(begin)
+	now := readSched()
+	res.sched50, res.sched99 = now.since(sched, 0.5), now.since(sched, 0.99)
 	if err := chaos.wait(); err != nil {
 		return nil, err
 	}
