@@ -100,8 +100,10 @@ type Controller struct {
 	mu      sync.Mutex
 	running [2]int
 	open    [2]int
-	// Per lane and class (see classOf), the slots held.
+	// Per lane and class (see classOf), the slots held, and the run time
+	// used lately.
 	runningBy, openBy [2]classCounts
+	usage             [2]classUsage
 	// Per lane, the paused queries waiting to run again (served first)
 	// and the new queries waiting to start, fairly between classes.
 	resuming [2]*fairQueue
@@ -121,7 +123,7 @@ func New(cfg Config) *Controller {
 	c := &Controller{cfg: cfg.withDefaults()}
 	for l := range 2 {
 		c.resuming[l], c.starting[l] = &fairQueue{}, &fairQueue{}
-		c.runningBy[l], c.openBy[l] = classCounts{}, classCounts{}
+		c.runningBy[l], c.openBy[l], c.usage[l] = classCounts{}, classCounts{}, classUsage{}
 	}
 	return c
 }
@@ -326,13 +328,13 @@ func (c *Controller) mayStart(lane Lane) bool {
 func (c *Controller) grant() {
 	for _, lane := range [2]Lane{Small, Bulk} {
 		for c.resuming[lane].Len() > 0 && c.mayRun(lane) {
-			w := c.resuming[lane].pop(c.runningBy[lane].get)
+			w := c.resuming[lane].pop(c.runningBy[lane].rank)
 			c.take(lane, w.class, false)
 			w.done = true
 			close(w.ready)
 		}
 		for c.starting[lane].Len() > 0 && c.mayStart(lane) {
-			w := c.starting[lane].pop(c.openBy[lane].get)
+			w := c.starting[lane].pop(c.startRank(lane))
 			c.take(lane, w.class, true)
 			c.queued--
 			queuedG[lane].Dec()
@@ -357,10 +359,30 @@ func (c *Controller) take(lane Lane, class string, open bool) {
 	}
 }
 
-// stopRunning gives back a run slot of class; c.mu is held.
-func (c *Controller) stopRunning(lane Lane, class string) {
+// stopRunning gives back a run slot of class, which ran for ran; c.mu is
+// held.
+func (c *Controller) stopRunning(lane Lane, class string, ran time.Duration) {
 	c.running[lane]--
 	c.runningBy[lane].add(class, -1)
+	c.usage[lane].charge(class, ran, time.Now())
+}
+
+// startRank ranks the classes of lane's new queries (see fairQueue.pop):
+// by their run time lately, after every class that holds less than half
+// the lane's open results; c.mu is held.
+func (c *Controller) startRank(lane Lane) func(class string) float64 {
+	now := time.Now()
+	limit := c.cfg.Open
+	if lane == Bulk {
+		limit -= c.cfg.Open / 4
+	}
+	return func(class string) float64 {
+		r := c.usage[lane].of(class, now)
+		if 2*c.openBy[lane].get(class) >= limit {
+			r += 1e9
+		}
+		return r
+	}
 }
 
 // Slot is one admitted query's hold on the server. It is used by the
@@ -379,7 +401,15 @@ type Slot struct {
 	// A bulk slot's last yield: when it ended and how long it waited.
 	yieldEnd  time.Time
 	yieldWait time.Duration
+	// gosched is when a bulk slot last yielded its processor (Resume).
+	gosched time.Time
 }
+
+// goschedEvery is how often at most a bulk query yields its processor in
+// Resume: a Flight result resumes once a batch, every few milliseconds,
+// but a MySQL result once every 512 rows, and yielding that often put
+// its goroutine at the back of the run queue thousands of times a fetch.
+const goschedEvery = 2 * time.Millisecond
 
 // Lane is the lane the slot was admitted to.
 func (s *Slot) Lane() Lane { return s.lane }
@@ -391,14 +421,15 @@ func (s *Slot) Pause() {
 		return
 	}
 	s.running = false
-	s.ran += time.Since(s.runSince)
+	run := time.Since(s.runSince)
+	s.ran += run
 	s.setState(Sending)
 	if s.c == nil {
 		return
 	}
 	s.setUrgent(false)
 	s.c.mu.Lock()
-	s.c.stopRunning(s.lane, s.class)
+	s.c.stopRunning(s.lane, s.class, run)
 	s.c.grant()
 	s.c.mu.Unlock()
 }
@@ -409,9 +440,23 @@ func (s *Slot) Pause() {
 // ones of their lane. Callers resume before each batch, so a bulk query
 // first yields there to small work in flight (see Urgent), running or
 // not.
+//
+// A bulk query also yields its processor there, at most every
+// goschedEvery, to the goroutines waiting to run (runtime.Gosched).
+// Turning a batch of DuckDB's vectors into Arrow takes milliseconds of
+// CPU, and without the yield the producing goroutine went on to the next
+// batch at once, keeping its processor for up to Go's 10 ms time slice
+// while the goroutines that send results and answer small queries waited
+// behind it (README: Many clients).
 func (s *Slot) Resume(ctx context.Context) error {
 	if s == nil || s.done {
 		return nil
+	}
+	if s.lane == Bulk {
+		if now := time.Now(); now.Sub(s.gosched) >= goschedEvery {
+			runtime.Gosched()
+			s.gosched = now
+		}
 	}
 	if err := s.yield(ctx); err != nil {
 		return err
@@ -483,8 +528,10 @@ func (s *Slot) Done() {
 	if s == nil || s.done {
 		return
 	}
+	var run time.Duration
 	if s.running {
-		s.ran += time.Since(s.runSince)
+		run = time.Since(s.runSince)
+		s.ran += run
 	}
 	s.done = true
 	c := s.c
@@ -494,7 +541,7 @@ func (s *Slot) Done() {
 	s.setUrgent(false)
 	c.mu.Lock()
 	if s.running {
-		c.stopRunning(s.lane, s.class)
+		c.stopRunning(s.lane, s.class, run)
 	}
 	s.running = false
 	c.open[s.lane]--

@@ -3,7 +3,9 @@ package admit
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -193,6 +195,31 @@ func TestSlot_PauseLetsOthersRun(t *testing.T) {
 	r3.s.Done()
 }
 
+// TestSlot_BulkResumeYieldsProcessor checks that a bulk query resuming
+// for its next batch lets a goroutine waiting to run go first. With one
+// processor, the goroutine started before Resume runs only if Resume
+// yields; Go's scheduler takes its global queue first one time in 61, so
+// one of several tries, each past goschedEvery, is enough.
+func TestSlot_BulkResumeYieldsProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	c := New(Config{Running: 2, Reserved: 1, Open: 10, Timeout: time.Minute})
+	s := mustAdmit(t, c, Bulk)
+	defer s.Done()
+	for range 5 {
+		time.Sleep(goschedEvery)
+		s.Pause()
+		var ran atomic.Bool // a new one each try: an earlier try's goroutine runs in this one's sleep
+		go ran.Store(true)
+		if err := s.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if ran.Load() {
+			return
+		}
+	}
+	t.Error("a bulk query's Resume never let a waiting goroutine run first")
+}
+
 func TestSlot_OpenBoundsPausedResults(t *testing.T) {
 	c := New(Config{Running: 2, Reserved: 1, Open: 4, Timeout: 30 * time.Millisecond})
 	var slots []*Slot
@@ -272,13 +299,13 @@ func twoClasses(t *testing.T, mysqlUser, flightUser string) (mysql, flight conte
 	return mysql, flight
 }
 
-// A bulk slot that comes free goes to the class (endpoint and user)
-// holding the fewest, ahead of an earlier query of a class that holds
-// more, and each class is served in order.
-func TestController_FairBetweenClasses(t *testing.T) {
-	c := New(Config{Running: 4, Reserved: 2, Open: 4, Timeout: time.Minute})
+// A new query starts from the class (endpoint and user) that ran least
+// lately, ahead of an earlier query of a class that ran more, and each
+// class is served in order.
+func TestController_FairStartsByRunTime(t *testing.T) {
+	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
 	mysql, flight := twoClasses(t, "ann", "ann")
-	// MySQL holds both bulk run slots.
+	// MySQL holds both bulk run slots, for a while.
 	m1 := mustAdmitCtx(t, mysql, c, Bulk)
 	m2 := mustAdmitCtx(t, mysql, c, Bulk)
 	// Another MySQL query queues first, then two Flight ones.
@@ -288,34 +315,116 @@ func TestController_FairBetweenClasses(t *testing.T) {
 	waitQueued(t, c, 2)
 	f2 := admitAsync(flight, c, Bulk)
 	waitQueued(t, c, 3)
+	time.Sleep(20 * time.Millisecond)
 
-	m1.Done() // MySQL holds 1, Flight 0: Flight's first goes
-	r := <-f1
-	if r.err != nil {
-		t.Fatal(r.err)
+	m1.Done() // MySQL ran 20 ms, Flight not at all: Flight's first goes
+	r1 := <-f1
+	if r1.err != nil {
+		t.Fatal(r1.err)
 	}
 	if !pending(m3) || !pending(f2) {
 		t.Fatal("more than one query started for one free slot")
 	}
-	m2.Done() // MySQL holds 0, Flight 1: MySQL's waiter goes
-	if r := <-m3; r.err != nil {
-		t.Fatal(r.err)
+	m2.Done() // MySQL ran 40 ms, Flight still nothing: Flight's second goes
+	r2 := <-f2
+	if r2.err != nil {
+		t.Fatal(r2.err)
 	}
-	if !pending(f2) {
-		t.Fatal("Flight's second query started with no slot free")
+	if !pending(m3) {
+		t.Fatal("MySQL's waiter started with no slot free")
 	}
-	r.s.Done() // each holds 1: the earliest waiter, Flight's second, goes
-	if r := <-f2; r.err != nil {
-		t.Fatal(r.err)
+	r1.s.Done() // only MySQL waits
+	r3 := <-m3
+	if r3.err != nil {
+		t.Fatal(r3.err)
 	}
 	if st := c.Stats(); st.Running[Bulk] != 2 || st.Queued != 0 {
 		t.Fatalf("stats %+v: want 2 bulk running, none queued", st)
 	}
+	r2.s.Done()
+	r3.s.Done()
 	c.mu.Lock()
 	byOpen := len(c.openBy[Bulk])
 	c.mu.Unlock()
-	if byOpen != 2 {
-		t.Fatalf("%d classes hold open slots, want 2", byOpen)
+	if byOpen != 0 {
+		t.Fatalf("%d classes hold open slots, want none", byOpen)
+	}
+}
+
+// A class of short results does not starve a class of long ones: the old
+// rule, start the class holding the fewest open results, never started
+// MySQL's second fetch while its first stayed open and Flight's came and
+// went.
+func TestController_ShortResultsDoNotStarveLong(t *testing.T) {
+	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+	mysql, flight := twoClasses(t, "ann", "ann")
+	for range 2 { // open throughout, their clients slow
+		long := mustAdmitCtx(t, mysql, c, Bulk)
+		long.Pause()
+		defer long.Done()
+	}
+	short := mustAdmitCtx(t, flight, c, Bulk)
+	blocker := mustAdmitCtx(t, flight, c, Bulk)
+	m2 := admitAsync(mysql, c, Bulk)
+	waitQueued(t, c, 1)
+	var flights []chan admitResult
+	for range 3 {
+		flights = append(flights, admitAsync(flight, c, Bulk))
+		waitQueued(t, c, len(flights)+1)
+	}
+	time.Sleep(5 * time.Millisecond)
+	short.Done() // Flight ran 5 ms and holds 1 open, MySQL ran ~0 ms and holds 2 of 6
+	r := <-m2
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	r.s.Done()
+	blocker.Done()
+	for _, f := range flights {
+		r := <-f
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		r.s.Done()
+	}
+}
+
+// A class that holds half the lane's open results or more starts after
+// every other class waiting, however little it ran.
+func TestController_StartsCapOpenShare(t *testing.T) {
+	// Open 8: the bulk lane may hold 6 open, half is 3.
+	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+	slow, other := twoClasses(t, "ann", "bob")
+	var paused []*Slot
+	for range 3 {
+		s := mustAdmitCtx(t, slow, c, Bulk)
+		s.Pause() // clients that read slowly: open, not running
+		paused = append(paused, s)
+	}
+	busy := mustAdmitCtx(t, other, c, Bulk)
+	time.Sleep(20 * time.Millisecond) // bob runs 20 ms, ann never ran
+	busy2 := mustAdmitCtx(t, other, c, Bulk)
+	a := admitAsync(slow, c, Bulk)
+	waitQueued(t, c, 1)
+	b := admitAsync(other, c, Bulk)
+	waitQueued(t, c, 2)
+	busy.Done()
+	r := <-b
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !pending(a) {
+		t.Fatal("a class holding half the open results started ahead of another class")
+	}
+	r.s.Done()
+	if r := <-a; r.err != nil {
+		t.Fatal(r.err)
+	} else {
+		r.s.Done()
+	}
+	busy2.Done()
+	for _, s := range paused {
+		s.Done()
 	}
 }
 
