@@ -23,9 +23,11 @@
 // at worst it waits for other small queries.
 //
 // Waiters are served the small lane first, and within a lane fairly
-// between classes (an endpoint and a user, from Track): a slot that comes
-// free goes to the class holding the fewest of the lane's slots, first
-// come, first served within the class. A query that cannot start within the queue timeout
+// between classes (an endpoint and a user, from Track), first come, first
+// served within a class: a new query starts from the class that ran
+// least lately, and a paused one resumes for the class running the
+// fewest (see fair.go). A bulk query yields its processor between
+// batches (Slot.Resume). A query that cannot start within the queue timeout
 // (or whose context ends first) gets a [*BusyError], which the endpoints
 // turn into RESOURCE_EXHAUSTED over Flight and error 1040 over MySQL, with
 // a message that says what to do. A query never waits without bound, and
