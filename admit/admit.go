@@ -320,7 +320,16 @@ func (c *Controller) mayStart(lane Lane) bool {
 	if total >= c.cfg.Open {
 		return false
 	}
-	return lane == Small || c.open[Bulk] < c.cfg.Open-c.cfg.Open/4
+	return lane == Small || c.open[Bulk] < c.openLimit(Bulk)
+}
+
+// openLimit is how many results lane may hold open: all of them for the
+// small lane, all but the small lane's quarter for the bulk lane.
+func (c *Controller) openLimit(lane Lane) int {
+	if lane == Bulk {
+		return c.cfg.Open - c.cfg.Open/4
+	}
+	return c.cfg.Open
 }
 
 // grant hands free slots to waiters: the small lane first, and in each
@@ -367,19 +376,19 @@ func (c *Controller) stopRunning(lane Lane, class string, ran time.Duration) {
 	c.usage[lane].charge(class, ran, time.Now())
 }
 
+// overShare ranks a class after every class with less than half a
+// lane's open results: no class runs for a billion seconds.
+const overShare = 1e9
+
 // startRank ranks the classes of lane's new queries (see fairQueue.pop):
 // by their run time lately, after every class that holds less than half
 // the lane's open results; c.mu is held.
 func (c *Controller) startRank(lane Lane) func(class string) float64 {
-	now := time.Now()
-	limit := c.cfg.Open
-	if lane == Bulk {
-		limit -= c.cfg.Open / 4
-	}
+	now, limit := time.Now(), c.openLimit(lane)
 	return func(class string) float64 {
 		r := c.usage[lane].of(class, now)
 		if 2*c.openBy[lane].get(class) >= limit {
-			r += 1e9
+			r += overShare
 		}
 		return r
 	}
