@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -23,8 +24,17 @@ import (
 // bodies straight into the server's recycling allocator, and they go back
 // to it once DuckDB has inserted them.
 //
-// Every message's IPC metadata is checked (checkIPCMessage) before a
-// reader sees it: arrow-go's allocates by the counts a schema claims.
+// An upload of flat columns (numbers, booleans, strings, binary: see
+// ipcx.GroupDecodable) is read by ipcx.GroupReader, which copies each
+// batch's buffers out of gRPC's receive buffers straight into batches of
+// a DuckDB row group's rows; other uploads are read a message at a time
+// and joined into such batches by the engine. Either way the client's
+// batch sizes do not decide DuckDB's.
+//
+// Every message's IPC metadata is checked (checkIPCMessage) before
+// arrow-go's reader sees it, since it allocates by the counts a schema
+// claims; GroupReader checks the batches it decodes against their bodies
+// itself.
 func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	first := &ipcx.FlightMessage{}
 	if err := stream.RecvMsg(first); err != nil {
@@ -44,10 +54,22 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		return v.FlightServer.DoPut(&replayPut{FlightService_DoPutServer: stream, first: first.FlightData()})
 	}
 	var in array.RecordReader
-	rdr, err := ipcx.NewFlightReader(&replayMsg{s: stream, first: first}, v.s.mem)
-	if err != nil {
+	msgs := &replayMsg{s: stream, first: first}
+	rdr, err := ipcx.NewFlightReader(msgs, v.s.mem)
+	switch {
+	case err != nil:
 		in = failedReader{err: err}
-	} else {
+	case ipcx.GroupDecodable(rdr.Schema()):
+		// Flat columns are read straight into row-group-sized batches.
+		schema := rdr.Schema()
+		rdr.Release()
+		g, err := ipcx.NewGroupReader(msgs, schema, engine.RowGroupSize, v.s.mem)
+		if err != nil {
+			return status.Errorf(codes.Internal, "DoPut: %v", err)
+		}
+		defer g.Release()
+		in = g
+	default:
 		defer rdr.Release()
 		in = rdr
 	}

@@ -205,6 +205,8 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return unmarshalFlightData(data, m)
 	case *FlightMessage:
 		return m.unmarshal(data)
+	case *groupMessage:
+		return m.unmarshal(data)
 	}
 	return c.proto.Unmarshal(data, v)
 }

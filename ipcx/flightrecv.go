@@ -65,6 +65,60 @@ func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 			m.Body = nil
 		}
 	}()
+	err = walkFlightData(data, func(num uint64, r *mem.Reader, n int) error {
+		switch num {
+		case fieldDescriptor, fieldDataHeader, fieldAppMetadata:
+			b := make([]byte, n)
+			io.ReadFull(r, b) // cannot fail: n ≤ Remaining
+			switch num {
+			case fieldDescriptor:
+				m.Descriptor = &flight.FlightDescriptor{}
+				if err := proto.Unmarshal(b, m.Descriptor); err != nil {
+					return fmt.Errorf("decode FlightData descriptor: %w", err)
+				}
+			case fieldDataHeader:
+				m.Header = b
+			default:
+				m.AppMetadata = b
+			}
+		case fieldDataBody:
+			if m.Body != nil {
+				m.Body.Release()
+			}
+			m.Body = memory.NewBufferWithAllocator(alloc.Allocate(n), alloc)
+			io.ReadFull(r, m.Body.Bytes())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if m.Body == nil || len(m.Header) == 0 {
+		return nil // a schema, or a descriptor or app metadata alone
+	}
+	var out *memory.Buffer
+	header, _, changed, err := Decompress(m.Header, m.Body.Bytes(), func(n int) []byte {
+		out = memory.NewBufferWithAllocator(alloc.Allocate(n), alloc)
+		return out.Bytes()
+	})
+	if err != nil {
+		if out != nil {
+			out.Release()
+		}
+		return fmt.Errorf("decompress FlightData: %w", err)
+	}
+	if changed {
+		m.Body.Release()
+		m.Header, m.Body = header, out
+	}
+	return nil
+}
+
+// walkFlightData reads the protobuf FlightData in data field by field:
+// field is called for each length-delimited field, with r positioned at
+// its n bytes; whatever field leaves of them is skipped. Other wire types
+// are skipped.
+func walkFlightData(data mem.BufferSlice, field func(num uint64, r *mem.Reader, n int) error) error {
 	r := data.Reader()
 	defer r.Close()
 	for r.Remaining() > 0 {
@@ -99,48 +153,13 @@ func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 		if n > uint64(r.Remaining()) {
 			return fmt.Errorf("decode FlightData field %d: %d bytes announced, %d left: %w", num, n, r.Remaining(), io.ErrUnexpectedEOF)
 		}
-		switch num {
-		case 1, fieldDataHeader, fieldAppMetadata:
-			b := make([]byte, n)
-			io.ReadFull(r, b) // cannot fail: n ≤ Remaining
-			switch num {
-			case 1:
-				m.Descriptor = &flight.FlightDescriptor{}
-				if err := proto.Unmarshal(b, m.Descriptor); err != nil {
-					return fmt.Errorf("decode FlightData descriptor: %w", err)
-				}
-			case fieldDataHeader:
-				m.Header = b
-			default:
-				m.AppMetadata = b
-			}
-		case fieldDataBody:
-			if m.Body != nil {
-				m.Body.Release()
-			}
-			m.Body = memory.NewBufferWithAllocator(alloc.Allocate(int(n)), alloc)
-			io.ReadFull(r, m.Body.Bytes())
-		default:
-			r.Discard(int(n))
+		end := r.Remaining() - int(n)
+		if err := field(num, r, int(n)); err != nil {
+			return err
 		}
-	}
-	if m.Body == nil || len(m.Header) == 0 {
-		return nil // a schema, or a descriptor or app metadata alone
-	}
-	var out *memory.Buffer
-	header, _, changed, err := Decompress(m.Header, m.Body.Bytes(), func(n int) []byte {
-		out = memory.NewBufferWithAllocator(alloc.Allocate(n), alloc)
-		return out.Bytes()
-	})
-	if err != nil {
-		if out != nil {
-			out.Release()
+		if left := r.Remaining() - end; left > 0 {
+			r.Discard(left)
 		}
-		return fmt.Errorf("decompress FlightData: %w", err)
-	}
-	if changed {
-		m.Body.Release()
-		m.Header, m.Body = header, out
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 )
@@ -53,11 +54,12 @@ func streamMessages(t *testing.T, recs []arrow.RecordBatch, opts ...ipc.Option) 
 	return s.msgs
 }
 
-// fakeStream plays FlightData messages through the client codec, split
-// into small gRPC buffers.
+// fakeStream plays FlightData messages through a codec (nil: the client
+// codec), split into small gRPC buffers.
 type fakeStream struct {
 	msgs  []*flight.FlightData
 	chunk int
+	codec encoding.CodecV2
 }
 
 func (s *fakeStream) RecvMsg(m any) error {
@@ -71,6 +73,9 @@ func (s *fakeStream) RecvMsg(m any) error {
 	s.msgs = s.msgs[1:]
 	data := chunked(b, s.chunk)
 	defer data.Free()
+	if s.codec != nil {
+		return s.codec.Unmarshal(data, m)
+	}
 	return ClientCodec().Unmarshal(data, m)
 }
 
