@@ -30,6 +30,13 @@ type LoadConfig struct {
 	// ServerFlags are passed to quiver serve after the suite's own, so
 	// they may override them (e.g. --max-running 8 --queue-timeout 30s).
 	ServerFlags []string
+	// ServerNice is the nice value quiver serve runs at (through nice(1));
+	// 0 runs it at the bench's own. The clients, and the probe, share the
+	// machine's cores with the server; at a lower priority than theirs the
+	// server yields a core whenever a client has work, as it would to
+	// clients on machines of their own, so that the latency the clients
+	// measure is the server's and not the time they waited for a core.
+	ServerNice int
 
 	// Clients are the concurrency levels, each measured for Duration
 	// after every client has logged in.
@@ -245,7 +252,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, erro
 		flags = append(flags, "--drain", cfg.Chaos.Drain.String())
 	}
 	flags = append(flags, cfg.ServerFlags...)
-	srv, err := startLoadServer(ctx, cfg.Bin, dir, password, flags)
+	srv, err := startLoadServer(ctx, cfg.Bin, cfg.ServerNice, dir, password, flags)
 	if err != nil {
 		return nil, nil, err
 	}

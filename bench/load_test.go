@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,8 @@ func TestLoad_Short(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := LoadConfig{
+		// The server runs at the test's own priority (ServerNice 0):
+		// the other packages' tests run beside it, at that priority too.
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
 		Clients: []int{60}, Warmup: 3 * time.Second, Duration: 12 * time.Second, Idle: 2 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000, Probe: true,
@@ -100,6 +103,91 @@ func TestLoad_Short(t *testing.T) {
 				s.step, s.goroutines, a.base.goroutines)
 		}
 	}
+}
+
+// TestLoadServer_Nice checks the server runs, every thread of it, at the
+// nice value asked for, and again after a restart; 0 leaves it at the
+// test's own.
+func TestLoadServer_Nice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin := testsvc.QuiverBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	own, err := niceOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nice := range []int{0, 7} {
+		srv, err := startLoadServer(ctx, bin, nice, t.TempDir(), "nice-test-password", loadServerFlags())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := own + nice
+		for round := range 2 {
+			got, err := threadNices(srv.pid())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for tid, n := range got {
+				if n != want {
+					t.Errorf("--server-nice %d, start %d: thread %d runs at nice %d, want %d", nice, round, tid, n, want)
+				}
+			}
+			if round == 0 {
+				if _, _, err := srv.restart(ctx, 30*time.Second); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := srv.stop(30 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// niceOf reads a thread's nice value from /proc (field 19 of its stat).
+func niceOf(tid int) (int, error) {
+	return niceAt(fmt.Sprintf("/proc/%d/stat", tid))
+}
+
+func niceAt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count from after it.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 17 {
+		return 0, fmt.Errorf("%s: %d fields after the name", path, len(f))
+	}
+	return strconv.Atoi(f[16])
+}
+
+// threadNices reads the nice value of every thread of process pid.
+func threadNices(pid int) (map[int]int, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int{}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		n, err := niceAt(dir + "/" + e.Name() + "/stat")
+		if err != nil {
+			continue // the thread has exited
+		}
+		out[tid] = n
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no threads under %s", dir)
+	}
+	return out, nil
 }
 
 func TestErrClass(t *testing.T) {

@@ -27,11 +27,15 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	if cfg.Warmup > 0 {
 		start = fmt.Sprintf("then each starts at a random moment of a %v warm-up, not measured, and loops", cfg.Warmup)
 	}
-	note := fmt.Sprintf("One quiver serve with auth on (users file, Argon2id); clients log in %d at a time, %s "+
+	nice := ""
+	if cfg.ServerNice != 0 {
+		nice = fmt.Sprintf(", at nice %d so that the clients, on the same cores, get one when they have work", cfg.ServerNice)
+	}
+	note := fmt.Sprintf("One quiver serve with auth on (users file, Argon2id)%s; clients log in %d at a time, %s "+
 		"point lookup, aggregate over %s rows, %s-row fetch read to the end; %v measured; %.0f%% MySQL, the rest Flight SQL. "+
 		"An operation counts in the figures when it ends in the measured window; errors count whenever they happen. "+
 		"Peak RSS is sampled every 100 ms from the first login to the last connection closed.%s",
-		cfg.LoginParallel, start, fmtRows(cfg.AggRows), fmtRows(cfg.FetchRows), cfg.Duration, 100*cfg.MySQLShare, server)
+		nice, cfg.LoginParallel, start, fmtRows(cfg.AggRows), fmtRows(cfg.FetchRows), cfg.Duration, 100*cfg.MySQLShare, server)
 	if cfg.WriteShare > 0 {
 		note += fmt.Sprintf(" %.0f%% of the clients also INSERT a row after each read.", 100*cfg.WriteShare)
 	}

@@ -29,6 +29,7 @@ const loadUser = "admin"
 // Its methods may be called from several goroutines.
 type loadServer struct {
 	bin      string
+	nice     int // the nice value it runs at; 0: the bench's own
 	db       string
 	users    string
 	password string
@@ -44,9 +45,9 @@ type loadServer struct {
 }
 
 // startLoadServer starts the server on free loopback ports.
-func startLoadServer(ctx context.Context, bin, dir, password string, extra []string) (*loadServer, error) {
+func startLoadServer(ctx context.Context, bin string, nice int, dir, password string, extra []string) (*loadServer, error) {
 	s := &loadServer{
-		bin: bin, db: dir + "/load.duckdb", users: dir + "/users", password: password, extra: extra,
+		bin: bin, nice: nice, db: dir + "/load.duckdb", users: dir + "/users", password: password, extra: extra,
 		flight: "127.0.0.1:0", mysql: "127.0.0.1:0", httpAddr: "127.0.0.1:0",
 	}
 	if err := s.start(ctx); err != nil {
@@ -64,6 +65,9 @@ func (s *loadServer) start(ctx context.Context) error {
 		"--flight", s.flight, "--mysql", s.mysql, "--http", s.httpAddr, "--log-level", "warn"}
 	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
+	if s.nice != 0 {
+		cmd = exec.Command("nice", append([]string{"-n", strconv.Itoa(s.nice), s.bin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "QUIVER_PASSWORD="+s.password)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -28,6 +28,7 @@ func init() {
 			cfg.ServerFlags = append(cfg.ServerFlags, strings.Fields(v)...)
 			return nil
 		})
+		fs.IntVar(&cfg.ServerNice, "server-nice", 10, "run quiver serve at this nice value, below the clients' priority, so that they get a core when they have work, as clients on machines of their own would (0: at the bench's own priority)")
 		fs.IntVar(&cfg.AbortStreams, "abort-streams", 1000, "DoGets per round of the abort step, each read to its first batch and cancelled (0: no abort step)")
 		fs.IntVar(&cfg.AbortRounds, "abort-rounds", 3, "rounds of the abort step")
 		abortRows := fs.String("abort-rows", "", "rows of each aborted stream's result (default: --fetch-rows); more than 16 MiB of them, so the server is mid-stream")
@@ -65,6 +66,8 @@ func init() {
 				return nil, usagef("--warmup must not be negative")
 			case cfg.MySQLShare < 0 || cfg.MySQLShare > 1 || cfg.WriteShare < 0 || cfg.WriteShare > 1:
 				return nil, usagef("--mysql-share and --write-share must be between 0 and 1")
+			case cfg.ServerNice < 0 || cfg.ServerNice > 19:
+				return nil, usagef("--server-nice must be between 0 and 19")
 			case cfg.AggRows < 1:
 				return nil, usagef("--agg-rows must be at least 1")
 			case cfg.LoginParallel < 1 || cfg.AbortParallel < 1:
