@@ -214,25 +214,32 @@ func (m *groupMessage) unmarshal(data mem.BufferSlice) error {
 		return nil
 	}
 	var body bodySrc
+	body.slices(data, bodyAt, bodyLen)
 	if meta.codec != CodecNone {
-		// Compressed: decompress into memory of its own, then group from it.
-		fm := FlightMessage{Mem: m.g.mem}
-		if err := fm.unmarshal(data); err != nil {
-			m.err = fmt.Errorf("read Flight stream: %w", err)
-			return nil
-		}
-		if fm.Body == nil {
+		// Compressed: decompress the body (read where gRPC left it when
+		// one buffer holds it, else gathered once) into memory of its
+		// own, then group from that.
+		if bodyAt < 0 {
 			m.err = errors.New("read Flight stream: a compressed record batch without a body")
 			return nil
 		}
-		defer fm.Body.Release()
-		if meta, err = parseBatchMeta(fm.Header); err != nil {
+		var out *memory.Buffer
+		hdr, dec, _, err := Decompress(header, m.g.gather(&body), func(n int) []byte {
+			out = memory.NewBufferWithAllocator(m.g.mem.Allocate(n), m.g.mem)
+			return out.Bytes()
+		})
+		if out != nil {
+			defer out.Release()
+		}
+		if err != nil {
+			m.err = fmt.Errorf("read Flight stream: decompress: %w", err)
+			return nil
+		}
+		if meta, err = parseBatchMeta(hdr); err != nil {
 			m.err = fmt.Errorf("read Flight stream: %w", err)
 			return nil
 		}
-		body.contiguous(fm.Body.Bytes())
-	} else {
-		body.slices(data, bodyAt, bodyLen)
+		body.contiguous(dec)
 	}
 	m.err = m.g.append(meta, &body)
 	return nil
@@ -261,6 +268,16 @@ func (b *bodySrc) slices(data mem.BufferSlice, at, n int) {
 		off += buf.Len()
 	}
 	b.at, b.n = max(at, 0), n
+}
+
+// span returns the body as one slice when a single buffer holds it, or
+// nil.
+func (b *bodySrc) span() []byte {
+	i := sort.Search(len(b.start), func(i int) bool { return b.start[i] > b.at }) - 1
+	if i < 0 || b.at+b.n > b.start[i]+len(b.segs[i]) {
+		return nil
+	}
+	return b.segs[i][b.at-b.start[i] : b.at-b.start[i]+b.n]
 }
 
 // copyAt fills dst from the body's bytes at off; the caller has checked
@@ -308,6 +325,23 @@ type groupBuilder struct {
 	need      []int64  // each binary column's bytes in the message
 	first     []int64  // and its first offset
 	nodes     []fbNode // the message's field nodes
+	// scratch gathers a compressed body that spans gRPC's buffers.
+	scratch []byte
+}
+
+// gather returns body's bytes in one slice: where they lie when one
+// buffer holds them, else copied into g's scratch space, which the next
+// call reuses.
+func (g *groupBuilder) gather(body *bodySrc) []byte {
+	if p := body.span(); p != nil {
+		return p
+	}
+	if cap(g.scratch) < body.n {
+		g.scratch = make([]byte, body.n)
+	}
+	g.scratch = g.scratch[:body.n]
+	body.copyAt(g.scratch, 0)
+	return g.scratch
 }
 
 // fbNode is an IPC FieldNode.

@@ -90,6 +90,13 @@ func groupStream(t *testing.T, recs []arrow.RecordBatch, opts ...ipc.Option) *fa
 	return &fakeStream{msgs: msgs[1:], chunk: 1000, codec: ServerCodec()}
 }
 
+// wholeStream is groupStream with each message in one buffer.
+func wholeStream(t *testing.T, recs []arrow.RecordBatch, opts ...ipc.Option) *fakeStream {
+	s := groupStream(t, recs, opts...)
+	s.chunk = 1 << 30
+	return s
+}
+
 // readGroups reads every group of s and returns them; the caller
 // releases them.
 func readGroups(t *testing.T, s flightStream, schema *arrow.Schema, min int64, alloc memory.Allocator) ([]arrow.RecordBatch, error) {
@@ -161,14 +168,17 @@ func TestGroupReader_RoundTrip(t *testing.T) {
 		sizes []int
 		nullP float64
 		opts  []ipc.Option
+		whole bool // each message in one buffer, not in 1000-byte pieces
 	}{
-		{"equal batches", []int{1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}, 0.1, nil},
-		{"ragged, unaligned bitmaps", []int{3, 1000, 5, 1001, 0, 77, 4000, 1, 6000, 13}, 0.2, nil},
-		{"a small batch, then a big one", []int{100, 5000, 9000}, 0.05, nil},
-		{"no nulls", []int{700, 700, 700, 700, 700, 700, 700}, 0, nil},
-		{"nulls only in later batches", []int{1000, 1000, 3, 2000}, -1, nil},
-		{"lz4", []int{1000, 3000, 500, 9000}, 0.1, []ipc.Option{ipc.WithLZ4()}},
-		{"zstd", []int{2500, 2500, 17}, 0.1, []ipc.Option{ipc.WithZstd()}},
+		{"equal batches", []int{1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}, 0.1, nil, false},
+		{"ragged, unaligned bitmaps", []int{3, 1000, 5, 1001, 0, 77, 4000, 1, 6000, 13}, 0.2, nil, false},
+		{"a small batch, then a big one", []int{100, 5000, 9000}, 0.05, nil, false},
+		{"no nulls", []int{700, 700, 700, 700, 700, 700, 700}, 0, nil, false},
+		{"nulls only in later batches", []int{1000, 1000, 3, 2000}, -1, nil, false},
+		{"lz4", []int{1000, 3000, 500, 9000}, 0.1, []ipc.Option{ipc.WithLZ4()}, false},
+		{"zstd", []int{2500, 2500, 17}, 0.1, []ipc.Option{ipc.WithZstd()}, false},
+		{"lz4, messages whole", []int{1000, 3000, 500, 9000}, 0.1, []ipc.Option{ipc.WithLZ4()}, true},
+		{"messages whole", []int{1000, 3000, 500, 9000}, 0.1, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(len(tc.sizes))))
@@ -190,7 +200,11 @@ func TestGroupReader_RoundTrip(t *testing.T) {
 			}()
 			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer alloc.AssertSize(t, 0)
-			got, err := readGroups(t, groupStream(t, recs, tc.opts...), flatSchema, min, alloc)
+			stream := groupStream
+			if tc.whole {
+				stream = wholeStream
+			}
+			got, err := readGroups(t, stream(t, recs, tc.opts...), flatSchema, min, alloc)
 			defer func() {
 				for _, r := range got {
 					r.Release()
