@@ -279,7 +279,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, erro
 		// The levels get a fresh process, so that what the aborted
 		// streams left behind does not count in their memory.
 		_, out.abort.hwm = srv.memory()
-		if _, _, err := srv.restart(ctx, time.Minute); err != nil {
+		if _, _, err := srv.restart(ctx, time.Minute, nil); err != nil {
 			return nil, nil, err
 		}
 		if err := l.warmUp(ctx); err != nil {

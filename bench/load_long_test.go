@@ -72,6 +72,9 @@ func TestLong_LoadChaos(t *testing.T) {
 		t.Errorf("%d restarts, want 1", len(lv.restarts))
 	}
 	t.Logf("errors during the restart, by class: %v", lv.restartClasses)
+	if lv.stuck != "" {
+		t.Logf("operations running for more than %v when the window ended:\n%s", stuckAfter, lv.stuck)
+	}
 	if lv.notReconnected != 0 {
 		t.Errorf("%d of %d clients completed nothing after the restart:\n%s", lv.notReconnected, lv.clients, strings.Join(lv.notReconnectedWho, "\n"))
 	}

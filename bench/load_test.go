@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -136,7 +137,7 @@ func TestLoadServer_Nice(t *testing.T) {
 				}
 			}
 			if round == 0 {
-				if _, _, err := srv.restart(ctx, 30*time.Second); err != nil {
+				if _, _, err := srv.restart(ctx, 30*time.Second, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -303,5 +304,108 @@ func TestWindowResult_InRestart(t *testing.T) {
 		if got := res.inRestart(tt.err, tt.ok); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// blockConn is a load connection whose queries run until they are
+// cancelled.
+type blockConn struct{}
+
+func (blockConn) query(ctx context.Context, _ string, _ func(int64, int64)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (blockConn) exec(ctx context.Context, _ string) error { <-ctx.Done(); return ctx.Err() }
+func (blockConn) close()                                   {}
+
+// TestStuckOps checks that the window's end names a client whose
+// operation has run too long, with its goroutine's stack, and no other.
+func TestStuckOps(t *testing.T) {
+	stuck := newLoadClient(7, protoFlight, loadTarget{}, loadSQL{rows: 10}, nil)
+	stuck.conn = blockConn{}
+	idle := newLoadClient(8, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		stuck.do(ctx, &loadWindow{from: time.Now()}, opAgg)
+	}()
+	defer func() { cancel(); <-done }()
+	for stuck.opStart.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// A MySQL client stuck on a connection the kernel can show.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	my := newLoadClient(9, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+	local := conn.LocalAddr().String()
+	my.local.Store(&local)
+	my.opNow.Store(int32(opFetch))
+	my.opStart.Store(time.Now().UnixNano())
+
+	clients := []*loadClient{stuck, idle, my}
+	if s := stuckOps(clients, ln.Addr().String(), time.Hour); s != "" {
+		t.Fatalf("nothing has run for an hour, yet:\n%s", s)
+	}
+	s := stuckOps(clients, ln.Addr().String(), 0)
+	for _, want := range []string{"client 7 (flight) has been in aggregate for", "bench.blockConn.query",
+		"client 9 (mysql) has been in fetch for", "from " + local, "LISTEN", "ESTAB"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "client 8") {
+		t.Errorf("report names the idle client:\n%s", s)
+	}
+}
+
+// funcConn is a load connection whose queries call run.
+type funcConn struct{ run func() error }
+
+func (f funcConn) query(context.Context, string, func(int64, int64)) error { return f.run() }
+func (f funcConn) exec(context.Context, string) error                      { return f.run() }
+func (funcConn) close()                                                    {}
+
+// TestOKAfterRestart checks when a client counts as through again after
+// a restart: an operation that succeeds once the old process has gone,
+// even if it began before (the new process served it), and not one that
+// ended before.
+func TestOKAfterRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		goneIn  time.Duration // when the old process exits, from the operation's start
+		fail    bool
+		through bool
+	}{
+		{"began before the exit, ended after", 0, false, true},
+		{"ended before the exit", time.Hour, false, false},
+		{"failed after the exit", 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &loadWindow{from: time.Now().Add(-time.Minute)}
+			c := newLoadClient(1, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+			c.conn = funcConn{run: func() error {
+				w.gone.Store(time.Now().Add(tc.goneIn).UnixNano())
+				time.Sleep(time.Millisecond)
+				if tc.fail {
+					return errors.New("connection refused")
+				}
+				return nil
+			}}
+			if ok := c.do(context.Background(), w, opPoint); ok == tc.fail {
+				t.Fatalf("do reported %v", ok)
+			}
+			if got := !c.st.okAfterRestart.IsZero(); got != tc.through {
+				t.Errorf("through again: %v, want %v", got, tc.through)
+			}
+		})
 	}
 }

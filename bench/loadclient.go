@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -107,7 +109,7 @@ type loadTarget struct {
 // dial connects one client over proto and logs in.
 func (t loadTarget) dial(ctx context.Context, proto string) (loadConn, error) {
 	if proto == protoMySQL {
-		return t.dialMySQL(ctx)
+		return t.dialMySQL(ctx, nil)
 	}
 	c, err := client.Dial(ctx, client.Config{Addr: t.flight, User: t.user, Password: t.password, Allocator: t.mem})
 	if err != nil {
@@ -116,10 +118,23 @@ func (t loadTarget) dial(ctx context.Context, proto string) (loadConn, error) {
 	return flightConn{c}, nil
 }
 
-func (t loadTarget) dialMySQL(ctx context.Context) (loadConn, error) {
+// dialMySQL connects over MySQL; local, when not nil, is set to the local
+// address of each connection the driver dials.
+func (t loadTarget) dialMySQL(ctx context.Context, local *atomic.Pointer[string]) (loadConn, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = t.user, t.password, "tcp", t.mysql, "main"
 	cfg.Timeout = 30 * time.Second
+	if local != nil {
+		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				a := c.LocalAddr().String()
+				local.Store(&a)
+			}
+			return c, err
+		}
+	}
 	// The driver logs each broken connection it drops; a restart
 	// breaks hundreds, which the report counts instead.
 	cfg.Logger = &mysql.NopLogger{}
@@ -264,7 +279,7 @@ type clientStats struct {
 	// acked are the ids of the writes the server acknowledged.
 	acked []int64
 	// okAfterRestart is the start of the first operation that succeeded
-	// after the server came back from a restart.
+	// once the restarted server's old process had exited.
 	okAfterRestart time.Time
 }
 
@@ -292,6 +307,14 @@ type loadClient struct {
 	cancel  context.CancelFunc
 	inFetch bool
 	killed  bool
+
+	// opStart is when the running operation started (Unix ns; 0: none)
+	// and opNow its kind, and local the local address of the client's
+	// latest MySQL connection: what the window's end reports of a client
+	// that has been in one operation for long (stuckOps).
+	opStart atomic.Int64
+	opNow   atomic.Int32
+	local   atomic.Pointer[string]
 }
 
 func newLoadClient(id int, proto string, t loadTarget, q loadSQL, ids *idSource) *loadClient {
@@ -305,7 +328,13 @@ func (c *loadClient) connect(ctx context.Context) error {
 	if c.conn != nil {
 		return nil
 	}
-	conn, err := c.target.dial(ctx, c.proto)
+	var conn loadConn
+	var err error
+	if c.proto == protoMySQL {
+		conn, err = c.target.dialMySQL(ctx, &c.local)
+	} else {
+		conn, err = c.target.dial(ctx, c.proto)
+	}
 	if err != nil {
 		return err
 	}
@@ -360,6 +389,9 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 	c.mu.Unlock()
 
 	start := time.Now()
+	c.opNow.Store(int32(k))
+	c.opStart.Store(start.UnixNano())
+	defer c.opStart.Store(0)
 	var id int64
 	var err error
 	switch k {
@@ -422,7 +454,9 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 	if k.small() {
 		c.st.small = append(c.st.small, took)
 	}
-	if re := w.restartEnd(); !re.IsZero() && start.After(re) && c.st.okAfterRestart.IsZero() {
+	// Got through again: the new process served it. (It may have begun
+	// to serve before the bench saw it ready.)
+	if g := w.oldGone(); !g.IsZero() && start.Add(took).After(g) && c.st.okAfterRestart.IsZero() {
 		c.st.okAfterRestart = start
 	}
 	return true

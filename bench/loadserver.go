@@ -165,11 +165,15 @@ func (s *loadServer) stop(wait time.Duration) error {
 
 // restart stops the server with SIGTERM (it drains for its --drain) and
 // starts it again on the same addresses. It returns when SIGTERM was sent
-// and when the new process was ready.
-func (s *loadServer) restart(ctx context.Context, wait time.Duration) (term, ready time.Time, err error) {
+// and when the new process was ready; gone, when not nil, is told when
+// the old process has exited, before the new one starts.
+func (s *loadServer) restart(ctx context.Context, wait time.Duration, gone func(time.Time)) (term, ready time.Time, err error) {
 	term = time.Now()
 	if err := s.stop(wait); err != nil {
 		return term, time.Time{}, fmt.Errorf("restart: %w", err)
+	}
+	if gone != nil {
+		gone(time.Now())
 	}
 	if err := s.start(ctx); err != nil {
 		return term, time.Time{}, fmt.Errorf("restart: %w", err)

@@ -11,10 +11,12 @@ import (
 	"time"
 )
 
-// loadWindow is what a window's clients share: when the server last came
-// back from a restart.
+// loadWindow is what a window's clients share: when the server last
+// restarted.
 type loadWindow struct {
-	ready atomic.Int64 // unix ns of the last restart's end; 0 if none
+	// gone is when the old process of the last restart had exited (Unix
+	// ns; 0 if none): whatever succeeds after it, the new process served.
+	gone atomic.Int64
 	// from is when the measured window starts, after the warm-up:
 	// operations that end before it are not counted (errors and
 	// acknowledged writes are, whenever they happen).
@@ -25,8 +27,9 @@ type loadWindow struct {
 // window's figures.
 func (w *loadWindow) measured(t time.Time) bool { return !t.Before(w.from) }
 
-func (w *loadWindow) restartEnd() time.Time {
-	if ns := w.ready.Load(); ns != 0 {
+// oldGone is when the last restart's old process had exited, or zero.
+func (w *loadWindow) oldGone() time.Time {
+	if ns := w.gone.Load(); ns != 0 {
 		return time.Unix(0, ns)
 	}
 	return time.Time{}
@@ -72,6 +75,9 @@ type windowResult struct {
 	// restart; who says which, with their last error.
 	notReconnected    int
 	notReconnectedWho []string
+	// stuck describes the operations that had run for more than
+	// stuckAfter when the window ended (stuckOps), or is "".
+	stuck string
 	// restartClasses are the errors during restarts, by class.
 	restartClasses map[string]int
 	acked          []int64
@@ -177,7 +183,16 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	// could reach a client before its own, as an error.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	end := time.AfterFunc(warm+d, cancel)
+	// Before it ends the window, it notes any operation that has run
+	// for far too long, while it still runs.
+	var stuck atomic.Pointer[string]
+	end := time.AfterFunc(warm+d, func() {
+		_, my := l.srv.addrs()
+		if s := stuckOps(clients, my, stuckAfter); s != "" {
+			stuck.Store(&s)
+		}
+		cancel()
+	})
 	defer end.Stop()
 	for _, c := range clients {
 		wg.Add(1)
@@ -210,6 +225,9 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	sched := readSched()
 	wg.Wait()
 	res.dur = time.Since(begin)
+	if p := stuck.Load(); p != nil {
+		res.stuck = *p
+	}
 	now := readSched()
 	res.sched50, res.sched99 = now.since(sched, 0.5), now.since(sched, 0.99)
 	if err := chaos.wait(); err != nil {
@@ -262,8 +280,9 @@ func (res *windowResult) gather(clients []*loadClient) {
 		res.small = append(res.small, st.small...)
 		res.cutShort += st.cutShort
 		res.acked = append(res.acked, st.acked...)
-		res.perClient = append(res.perClient, clientSummary{proto: c.proto, writer: c.writer,
-			ops: st.done, errOps: st.errOps, cut: st.cut, cutAt: st.cutAt})
+		sum := clientSummary{proto: c.proto, writer: c.writer,
+			ops: st.done, errOps: st.errOps, cut: st.cut, cutAt: st.cutAt}
+		res.perClient = append(res.perClient, sum)
 		if !last.ready.IsZero() && st.okAfterRestart.IsZero() {
 			res.notReconnected++
 			who := fmt.Sprintf("client %d (%s", c.id, c.proto)
@@ -275,6 +294,7 @@ func (res *windowResult) gather(clients []*loadClient) {
 				e := st.errs[n-1]
 				who += fmt.Sprintf(": last error %s at ready%+.1fs: %s", e.class, e.at.Sub(last.ready).Seconds(), st.examples[e.class])
 			}
+			who += "; in all: " + sum.String()
 			res.notReconnectedWho = append(res.notReconnectedWho, who)
 		}
 		for _, e := range st.errs {
@@ -440,7 +460,8 @@ func (ch *chaosRun) start(ctx context.Context, l *loadRun, w *loadWindow, client
 			l.log.Info("load: restarting the server", "drain", cfg.Drain)
 			// The restart outlives the window if need be: the server
 			// must be back for what follows.
-			term, ready, err := l.srv.restart(context.WithoutCancel(ctx), cfg.Drain+time.Minute)
+			term, ready, err := l.srv.restart(context.WithoutCancel(ctx), cfg.Drain+time.Minute,
+				func(t time.Time) { w.gone.Store(t.UnixNano()) })
 			ch.mu.Lock()
 			defer ch.mu.Unlock()
 			if err != nil {
@@ -448,7 +469,6 @@ func (ch *chaosRun) start(ctx context.Context, l *loadRun, w *loadWindow, client
 				return
 			}
 			ch.restarts = append(ch.restarts, restartSpan{term, ready})
-			w.ready.Store(ready.UnixNano())
 			l.log.Info("load: server back", "down", ready.Sub(term).Round(time.Millisecond))
 		}()
 	}
