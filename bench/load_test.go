@@ -85,6 +85,12 @@ func TestLoad_Short(t *testing.T) {
 			t.Errorf("small latencies by protocol %+v: want both protocols, %d in all", w.byProto, len(w.small))
 		}
 	}
+	// Every fetch completed in the window, or cut short by its end, is
+	// in its protocol's fetch times.
+	if f, m := lv.fetchByProto[protoFlight], lv.fetchByProto[protoMySQL]; f == nil || m == nil ||
+		int64(len(f.d)+len(m.d)) != lv.ops[opFetch]+int64(lv.fetchCut) || f.p50 <= 0 || m.p99 < m.p50 {
+		t.Errorf("fetch times by protocol %+v: want both protocols, %d fetches and %d cut short in all", lv.fetchByProto, lv.ops[opFetch], lv.fetchCut)
+	}
 	wc := out.writes
 	if wc == nil || wc.acked == 0 || len(wc.lost) != 0 || len(wc.dups) != 0 {
 		t.Errorf("writes %+v: want some acknowledged, none lost or duplicated", wc)

@@ -265,7 +265,12 @@ type clientStats struct {
 	fetchRows int64         // rows read in the window, finished fetches or not
 	fetchB    int64
 	small     []time.Duration // point and aggregate latencies
-	errs      []loadErr
+	// fetches are the fetches' times, those the window's end cut short
+	// with the time they had taken (fetchCut of them); killed ones are
+	// left out.
+	fetches  []time.Duration
+	fetchCut int
+	errs     []loadErr
 	// examples holds the first message of each error class.
 	examples map[string]string
 	// cutShort counts the small queries the window's end cut short.
@@ -436,9 +441,14 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		// time it had taken so far, a lower bound: leaving it out would
 		// drop the slowest ones.
 		c.st.cut, c.st.cutAt = k, took
-		if k.small() && measured {
+		switch {
+		case !measured:
+		case k.small():
 			c.st.small = append(c.st.small, took)
 			c.st.cutShort++
+		case k == opFetch:
+			c.st.fetches = append(c.st.fetches, took)
+			c.st.fetchCut++
 		}
 		return true
 	case err != nil:
@@ -451,8 +461,11 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 		return true
 	}
 	c.st.ops[k]++
-	if k.small() {
+	switch {
+	case k.small():
 		c.st.small = append(c.st.small, took)
+	case k == opFetch:
+		c.st.fetches = append(c.st.fetches, took)
 	}
 	// Got through again: the new process served it. (It may have begun
 	// to serve before the bench saw it ready.)

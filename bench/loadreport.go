@@ -63,6 +63,12 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			"the CPU of a Flight client's, on the server (rows as text) and in the bench's own process (parsing them), which the small queries of every client share.",
 		Columns: []string{"clients", "Flight p50 ms", "Flight p99 ms", "idle Flight p99 ms", "Flight p99 / idle", "MySQL p50 ms", "MySQL p99 ms", "idle MySQL p99 ms", "MySQL p99 / idle"},
 	}
+	fetches := &Table{
+		Title: "Load: fetch time by protocol",
+		Note: fmt.Sprintf("How long each client's %d-row fetch took, from the request to its last row read, in the same windows; "+
+			"fetches still running when a window ends count with the time they had taken (cut short), killed ones not at all.", cfg.FetchRows),
+		Columns: []string{"clients", "Flight fetches", "Flight p50 s", "Flight p99 s", "MySQL fetches", "MySQL p50 s", "MySQL p99 s", "cut short"},
+	}
 	probes := &Table{
 		Title: "Load: point lookups from a process of its own (quiver bench probe), against the same probe idle",
 		Note: "One Flight SQL client, one point lookup at a time, in a process beside the bench's: it shares the cores with the load " +
@@ -132,6 +138,37 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			row = append(row, fmtMedMS(lp50), fmtMedMS(lp99), fmtMedMS(ilp99), fmtMedX(x))
 		}
 		byProto.Rows = append(byProto.Rows, row)
+		row = []string{fmt.Sprint(n)}
+		cutF := 0
+		for _, w := range ws {
+			cutF += w.fetchCut
+		}
+		for _, proto := range []string{protoFlight, protoMySQL} {
+			count := 0
+			for _, w := range ws {
+				if l := w.fetchByProto[proto]; l != nil {
+					count += len(l.d)
+				}
+			}
+			if count == 0 {
+				row = append(row, "0", "-", "-")
+				continue
+			}
+			sec := func(p99 bool) []float64 {
+				return mapF(ws, func(w *windowResult) float64 {
+					l := w.fetchByProto[proto]
+					switch {
+					case l == nil:
+						return 0
+					case p99:
+						return l.p99.Seconds()
+					}
+					return l.p50.Seconds()
+				})
+			}
+			row = append(row, fmt.Sprint(count), fmtMedMS(sec(false)), fmtMedMS(sec(true)))
+		}
+		fetches.Rows = append(fetches.Rows, append(row, fmt.Sprint(cutF)))
 		if pr, ok := probeFigures(ws, is); ok {
 			probes.Rows = append(probes.Rows, append([]string{fmt.Sprint(n)}, pr.cells()...))
 			if pr.first != "" {
@@ -160,7 +197,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		foot = append(foot, "Errors by class: "+s)
 	}
 	tp.Footer = strings.Join(foot, "\n")
-	r.Tables = append(r.Tables, tp, lat, byProto)
+	r.Tables = append(r.Tables, tp, lat, byProto, fetches)
 	if len(probes.Rows) > 0 {
 		probes.Footer = strings.Join(probeFoot, "\n")
 		r.Tables = append(r.Tables, probes)

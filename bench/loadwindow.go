@@ -55,8 +55,11 @@ type windowResult struct {
 	// sched50 and sched99 are how long the bench process's goroutines
 	// waited to run over the measured window (schedMetric).
 	sched50, sched99 time.Duration
-	// byProto are the small latencies of each protocol's clients.
-	byProto map[string]*latencies
+	// byProto are the small latencies of each protocol's clients, and
+	// fetchByProto their fetch times (fetchCut of them cut short).
+	byProto      map[string]*latencies
+	fetchByProto map[string]*latencies
+	fetchCut     int
 	// probe is what the probe process measured over the window, if one
 	// ran.
 	probe *probeResult
@@ -319,13 +322,25 @@ func (res *windowResult) gather(clients []*loadClient) {
 	res.byProto = map[string]*latencies{}
 	for _, c := range clients {
 		res.proto(c.proto).add(c.st.small)
+		res.fetchProto(c.proto).add(c.st.fetches)
+		res.fetchCut += c.st.fetchCut
 	}
+	res.sortLatencies()
+}
+
+// sortLatencies sorts the latencies by protocol and takes their
+// percentiles.
+func (res *windowResult) sortLatencies() {
 	for _, l := range res.byProto {
+		l.sort()
+	}
+	for _, l := range res.fetchByProto {
 		l.sort()
 	}
 }
 
-// latencies are sorted small-query latencies and their percentiles.
+// latencies are sorted durations (small queries' or fetches') and their
+// percentiles.
 type latencies struct {
 	d        []time.Duration
 	p50, p99 time.Duration
@@ -336,6 +351,19 @@ func (l *latencies) add(d []time.Duration) { l.d = append(l.d, d...) }
 func (l *latencies) sort() {
 	slices.Sort(l.d)
 	l.p50, l.p99 = percentile(l.d, 0.50), percentile(l.d, 0.99)
+}
+
+// fetchProto is the fetch times of proto's clients, created empty.
+func (res *windowResult) fetchProto(p string) *latencies {
+	if res.fetchByProto == nil {
+		res.fetchByProto = map[string]*latencies{}
+	}
+	l := res.fetchByProto[p]
+	if l == nil {
+		l = &latencies{}
+		res.fetchByProto[p] = l
+	}
+	return l
 }
 
 // proto is the small latencies of proto's clients, created empty.
@@ -392,6 +420,10 @@ func mergeWindows(ws []*windowResult) *windowResult {
 		for p, l := range w.byProto {
 			out.proto(p).add(l.d)
 		}
+		for p, l := range w.fetchByProto {
+			out.fetchProto(p).add(l.d)
+		}
+		out.fetchCut += w.fetchCut
 		out.cutShort += w.cutShort
 		out.rejected += w.rejected
 		out.other += w.other
@@ -406,9 +438,7 @@ func mergeWindows(ws []*windowResult) *windowResult {
 	}
 	slices.Sort(out.small)
 	out.p50, out.p99 = percentile(out.small, 0.50), percentile(out.small, 0.99)
-	for _, l := range out.byProto {
-		l.sort()
-	}
+	out.sortLatencies()
 	return out
 }
 
