@@ -38,10 +38,19 @@ type Classifier struct {
 	// that ran bulk even once goes by its plan from then on.
 	Shape func(sql string) (shape string, ok bool)
 
-	mu      sync.Mutex
-	seen    map[string]Lane
-	shapes  map[string]shapeRuns
-	planSem chan struct{}
+	mu       sync.Mutex
+	seen     map[string]Lane
+	shapes   map[string]shapeRuns
+	planSem  chan struct{}
+	planning map[string]*planCall // plans running, by SQL text
+}
+
+// planCall is one plan being made, which queries of the same SQL text
+// that arrive meanwhile wait for instead of planning it again.
+type planCall struct {
+	done  chan struct{} // closed when roots and err are set
+	roots []planNode
+	err   error
 }
 
 // shapeRuns is what the runs of one shape did.
@@ -144,7 +153,7 @@ func (c *Classifier) Lane(ctx context.Context, sql string, explain func() ([]byt
 		return l
 	}
 	if explain != nil {
-		if roots, err := c.plan(ctx, explain); err == nil {
+		if roots, err := c.plan(ctx, sql, explain); err == nil {
 			if out, scan, ok := estimate(roots); ok {
 				l := Bulk
 				if out <= c.smallRows() && scan <= c.smallScan() && !readsFiles(roots) {
@@ -225,8 +234,43 @@ func (n *planNode) info(key string) (int64, bool) {
 	return 0, false
 }
 
-// plan runs explain in its turn (see Planners) and reads its plan.
-func (c *Classifier) plan(ctx context.Context, explain func() ([]byte, error)) ([]planNode, error) {
+// plan returns sql's plan. Queries of the same SQL text that arrive
+// while it is being planned share that plan: after a restart, the
+// thousand clients of quiver bench load sent the same fetch within a
+// second or two, and each was planned, since none had run yet. Each
+// plan runs on its own query's goroutine and connection (explain), so a
+// query that shares another's plan waits for it only as long as its own
+// ctx allows, and plans by itself if that plan failed.
+func (c *Classifier) plan(ctx context.Context, sql string, explain func() ([]byte, error)) ([]planNode, error) {
+	c.mu.Lock()
+	if call, ok := c.planning[sql]; ok {
+		c.mu.Unlock()
+		select {
+		case <-call.done:
+			if call.err == nil {
+				return call.roots, nil
+			}
+			return c.planOwn(ctx, explain)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if c.planning == nil {
+		c.planning = map[string]*planCall{}
+	}
+	call := &planCall{done: make(chan struct{})}
+	c.planning[sql] = call
+	c.mu.Unlock()
+	call.roots, call.err = c.planOwn(ctx, explain)
+	c.mu.Lock()
+	delete(c.planning, sql)
+	c.mu.Unlock()
+	close(call.done)
+	return call.roots, call.err
+}
+
+// planOwn runs explain in its turn (see Planners) and reads its plan.
+func (c *Classifier) planOwn(ctx context.Context, explain func() ([]byte, error)) ([]planNode, error) {
 	release, ok := c.planSlot(ctx)
 	if !ok {
 		return nil, ctx.Err()

@@ -2,7 +2,9 @@ package admit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,4 +303,86 @@ func TestClassifier_Shape(t *testing.T) {
 	if _, ok := none.Known(lookup(3)); ok {
 		t.Fatal("known from a shape that was not given")
 	}
+}
+
+// TestClassifier_SharesPlans checks that queries of the same SQL text
+// that arrive while it is being planned wait for that plan instead of
+// planning it again, each only as long as its own context allows, and
+// plan by themselves when the shared plan failed; other SQL plans apart.
+func TestClassifier_SharesPlans(t *testing.T) {
+	const fetch = "SELECT * FROM t LIMIT 1000000"
+	c := &Classifier{Planners: 4}
+	var plans atomic.Int32
+	gate := make(chan struct{})
+	started := make(chan struct{}, 1)
+	blocked := func(plan string, err error) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			plans.Add(1)
+			started <- struct{}{}
+			<-gate
+			return []byte(plan), err
+		}
+	}
+	unexpected := func() ([]byte, error) {
+		plans.Add(1)
+		return []byte(planPoint), nil
+	}
+
+	t.Run("shared", func(t *testing.T) {
+		plans.Store(0)
+		gate = make(chan struct{})
+		lanes := make(chan Lane, 10)
+		go func() { lanes <- c.Lane(context.Background(), fetch, blocked(planLimit, nil)) }()
+		<-started
+		var wg sync.WaitGroup
+		for range 9 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lanes <- c.Lane(context.Background(), fetch, unexpected)
+			}()
+		}
+		// One that gives up waiting: bulk, unplanned, while the plan runs.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if got := c.Lane(ctx, fetch, unexpected); got != Bulk {
+			t.Errorf("a waiter whose context ended: lane %v, want bulk", got)
+		}
+		// Other SQL does not wait for it.
+		if got := c.Lane(context.Background(), "SELECT * FROM t WHERE id = 5", func() ([]byte, error) { return []byte(planPoint), nil }); got != Small {
+			t.Errorf("other SQL while the plan runs: lane %v, want small", got)
+		}
+		close(gate)
+		wg.Wait()
+		for range 10 {
+			if l := <-lanes; l != Bulk {
+				t.Errorf("lane %v, want bulk from the shared plan (LIMIT 1000000)", l)
+			}
+		}
+		if n := plans.Load(); n != 1 {
+			t.Errorf("%d plans of the same SQL, want 1", n)
+		}
+	})
+	t.Run("failed plan", func(t *testing.T) {
+		plans.Store(0)
+		gate = make(chan struct{})
+		lanes := make(chan Lane, 2)
+		go func() { lanes <- c.Lane(context.Background(), fetch, blocked("", errors.New("connection closed"))) }()
+		<-started
+		go func() {
+			lanes <- c.Lane(context.Background(), fetch, func() ([]byte, error) { plans.Add(1); return []byte(planPoint), nil })
+		}()
+		// Give the second query a moment to start waiting, then fail the
+		// shared plan. (Should it come later, it plans by itself all the
+		// same.)
+		time.Sleep(20 * time.Millisecond)
+		close(gate)
+		got := []Lane{<-lanes, <-lanes}
+		if !slices.Contains(got, Small) || !slices.Contains(got, Bulk) {
+			t.Errorf("lanes %v: want bulk for the failed plan and small for the one planned again", got)
+		}
+		if n := plans.Load(); n != 2 {
+			t.Errorf("%d plans, want 2: the waiter plans by itself", n)
+		}
+	})
 }
