@@ -354,27 +354,20 @@ func (l *latencies) sort() {
 }
 
 // fetchProto is the fetch times of proto's clients, created empty.
-func (res *windowResult) fetchProto(p string) *latencies {
-	if res.fetchByProto == nil {
-		res.fetchByProto = map[string]*latencies{}
-	}
-	l := res.fetchByProto[p]
-	if l == nil {
-		l = &latencies{}
-		res.fetchByProto[p] = l
-	}
-	return l
-}
+func (res *windowResult) fetchProto(p string) *latencies { return latenciesOf(&res.fetchByProto, p) }
 
 // proto is the small latencies of proto's clients, created empty.
-func (res *windowResult) proto(p string) *latencies {
-	if res.byProto == nil {
-		res.byProto = map[string]*latencies{}
+func (res *windowResult) proto(p string) *latencies { return latenciesOf(&res.byProto, p) }
+
+// latenciesOf returns (*m)[p], created empty, with *m, when missing.
+func latenciesOf(m *map[string]*latencies, p string) *latencies {
+	if *m == nil {
+		*m = map[string]*latencies{}
 	}
-	l := res.byProto[p]
+	l := (*m)[p]
 	if l == nil {
 		l = &latencies{}
-		res.byProto[p] = l
+		(*m)[p] = l
 	}
 	return l
 }
