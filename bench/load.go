@@ -324,7 +324,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, erro
 // setup creates the tables and warms the server up.
 func (l *loadRun) setup(ctx context.Context) error {
 	start := time.Now()
-	admin, err := l.target.dial(ctx, protoFlight)
+	admin, err := l.target.dial(ctx, protoFlight, nil)
 	if err != nil {
 		return fmt.Errorf("connect as %s: %w", loadUser, err)
 	}

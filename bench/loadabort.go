@@ -54,7 +54,7 @@ func (l *loadRun) abortStep(ctx context.Context) (*abortResult, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := l.target.dial(ctx, protoFlight)
+			c, err := l.target.dial(ctx, protoFlight, nil)
 			if err != nil {
 				errs[i] = err
 				return

@@ -106,10 +106,11 @@ type loadTarget struct {
 	mem            memory.Allocator
 }
 
-// dial connects one client over proto and logs in.
-func (t loadTarget) dial(ctx context.Context, proto string) (loadConn, error) {
+// dial connects one client over proto and logs in; local, when not nil,
+// is kept up to date with a MySQL connection's local address.
+func (t loadTarget) dial(ctx context.Context, proto string, local *atomic.Pointer[string]) (loadConn, error) {
 	if proto == protoMySQL {
-		return t.dialMySQL(ctx, nil)
+		return t.dialMySQL(ctx, local)
 	}
 	c, err := client.Dial(ctx, client.Config{Addr: t.flight, User: t.user, Password: t.password, Allocator: t.mem})
 	if err != nil {
@@ -333,13 +334,7 @@ func (c *loadClient) connect(ctx context.Context) error {
 	if c.conn != nil {
 		return nil
 	}
-	var conn loadConn
-	var err error
-	if c.proto == protoMySQL {
-		conn, err = c.target.dialMySQL(ctx, &c.local)
-	} else {
-		conn, err = c.target.dial(ctx, c.proto)
-	}
+	conn, err := c.target.dial(ctx, c.proto, &c.local)
 	if err != nil {
 		return err
 	}

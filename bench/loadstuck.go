@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"runtime/pprof"
 	"strings"
@@ -35,8 +36,8 @@ func stuckOps(clients []*loadClient, mysqlAddr string, after time.Duration) stri
 		if c.proto == protoMySQL {
 			if a := c.local.Load(); a != nil {
 				fmt.Fprintf(&b, ", its latest connection from %s", *a)
-				if i := strings.LastIndexByte(*a, ':'); i >= 0 {
-					ports = append(ports, (*a)[i+1:])
+				if _, port, err := net.SplitHostPort(*a); err == nil {
+					ports = append(ports, port)
 				}
 			}
 		}
@@ -45,7 +46,7 @@ func stuckOps(clients []*loadClient, mysqlAddr string, after time.Duration) stri
 	if b.Len() == 0 {
 		return ""
 	}
-	if _, port, ok := strings.Cut(mysqlAddr, ":"); ok && len(ports) > 0 {
+	if _, port, err := net.SplitHostPort(mysqlAddr); err == nil && len(ports) > 0 {
 		// The MySQL listener (its Recv-Q is the accept queue), then both
 		// ends of each stuck client's connection.
 		var filter []string

@@ -31,7 +31,7 @@ func (l *loadRun) checkWrites(ctx context.Context, levels [][]*windowResult) (*w
 			}
 		}
 	}
-	conn, err := l.target.dial(ctx, protoFlight)
+	conn, err := l.target.dial(ctx, protoFlight, nil)
 	if err != nil {
 		return nil, fmt.Errorf("check writes: %w", err)
 	}

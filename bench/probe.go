@@ -78,7 +78,7 @@ func (l *latencies) max() time.Duration {
 // many failed, and the first failure.
 func probe(ctx context.Context, cfg ProbeConfig) (*latencies, int, error, error) {
 	t := loadTarget{flight: cfg.Addr, user: cfg.User, password: cfg.Password, mem: mempool.New()}
-	c, err := t.dial(ctx, protoFlight)
+	c, err := t.dial(ctx, protoFlight, nil)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("log in to %s: %w", cfg.Addr, err)
 	}
