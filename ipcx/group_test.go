@@ -361,6 +361,15 @@ func mangled(t *testing.T, change func(m *batchMeta, body []byte) ([]byte, []byt
 	return msgs[1:]
 }
 
+// lz4Messages returns the messages of one LZ4-compressed 1000-row batch
+// of flatSchema, after the schema.
+func lz4Messages(t *testing.T) []*flight.FlightData {
+	t.Helper()
+	rec := flatBatch(rand.New(rand.NewPCG(4, 4)), memory.DefaultAllocator, 1000, 0.2)
+	defer rec.Release()
+	return streamMessages(t, []arrow.RecordBatch{rec}, ipc.WithLZ4())[1:]
+}
+
 // colBuffer is the index of the first IPC buffer of flatSchema's column name.
 func colBuffer(name string) int {
 	bi := 0
@@ -471,6 +480,31 @@ func TestGroupReader_Malformed(t *testing.T) {
 		{"the schema again", func(t *testing.T) []*flight.FlightData {
 			return streamMessages(t, []arrow.RecordBatch{flatBatch(rand.New(rand.NewPCG(1, 1)), memory.DefaultAllocator, 1, 0)})
 		}, "other than a record batch"},
+		{"a compressed batch without a body", func(t *testing.T) []*flight.FlightData {
+			msgs := lz4Messages(t)
+			msgs[0].DataBody = nil
+			return msgs
+		}, "compressed record batch without a body"},
+		{"a compressed batch cut short", func(t *testing.T) []*flight.FlightData {
+			msgs := lz4Messages(t)
+			msgs[0].DataBody = msgs[0].DataBody[:len(msgs[0].DataBody)/2]
+			return msgs
+		}, "body is"},
+		{"a compressed batch whose frames are garbage", func(t *testing.T) []*flight.FlightData {
+			msgs := lz4Messages(t)
+			m, err := parseBatchMeta(msgs[0].DataHeader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range m.buffers {
+				if b.length > 8 { // an 8-byte length, then the LZ4 frame
+					for i := b.offset + 8; i < b.offset+b.length; i++ {
+						msgs[0].DataBody[i] = 0xA5
+					}
+				}
+			}
+			return msgs
+		}, "not an LZ4 frame"},
 		{"a body without a header", func(t *testing.T) []*flight.FlightData {
 			return []*flight.FlightData{{DataBody: []byte("body")}}
 		}, "a body but no IPC header"},
