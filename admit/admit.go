@@ -281,15 +281,15 @@ func (s *Slot) setUrgent(on bool) {
 	}
 }
 
-// AdmitSQL is Admit in the lane cls picks for sql (see
-// Classifier.Lane; explain may be nil). A nil controller admits at once.
-func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, sql string, explain func() ([]byte, error)) (*Slot, error) {
+// AdmitSQL is Admit in the lane cls picks for k (see Classifier.Lane;
+// explain may be nil). A nil controller admits at once.
+func (c *Controller) AdmitSQL(ctx context.Context, cls *Classifier, k Key, explain func() ([]byte, error)) (*Slot, error) {
 	if c == nil {
 		return nil, nil
 	}
-	NoteSQL(ctx, sql)
+	NoteSQL(ctx, k.SQL)
 	planned := c.Urgent() // classifying is small work, whatever the lane
-	lane := cls.Lane(ctx, sql, explain)
+	lane := cls.Lane(ctx, k, explain)
 	planned()
 	return c.Admit(ctx, lane)
 }
@@ -522,14 +522,14 @@ func (s *Slot) Ran() time.Duration {
 	return s.ran
 }
 
-// Finish gives back the query's slots (Done) and tells cls what sql did:
+// Finish gives back the query's slots (Done) and tells cls what k did:
 // the rows it returned and the time it ran. A nil slot does nothing.
-func (s *Slot) Finish(cls *Classifier, sql string, rows int64) {
+func (s *Slot) Finish(cls *Classifier, k Key, rows int64) {
 	if s == nil {
 		return
 	}
 	s.Done()
-	cls.Observe(sql, rows, s.Ran())
+	cls.Observe(k, rows, s.Ran())
 }
 
 // Done gives back the query's slots. Calling it again does nothing.

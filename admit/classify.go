@@ -10,8 +10,14 @@ import (
 	"time"
 )
 
-// Classifier picks a query's lane: from what the same SQL text did the
-// last time it ran, else from what SQL of the same shape did (see
+// Key is what a Classifier knows a query by: its SQL text, and the scope
+// its unqualified names resolve in, the session's default catalog and
+// schema ("" for the server's). The same text in another scope may read
+// other tables, so it is another query to the classifier.
+type Key struct{ Scope, SQL string }
+
+// Classifier picks a query's lane: from what the same SQL text, in the
+// same scope (see Key), did the last time it ran, else from what SQL of the same shape did (see
 // Shape), else from DuckDB's plan estimate, else Bulk. Its methods are
 // safe for concurrent use.
 type Classifier struct {
@@ -39,14 +45,14 @@ type Classifier struct {
 	Shape func(sql string) (shape string, ok bool)
 
 	mu       sync.Mutex
-	seen     map[string]Lane
-	shapes   map[string]shapeRuns
+	seen     map[Key]Lane
+	shapes   map[Key]shapeRuns // by scope and shape
 	planSem  chan struct{}
-	planning map[string]*planCall // plans running, by SQL text
+	planning map[Key]*planCall // plans running
 }
 
-// planCall is one plan being made, which queries of the same SQL text
-// that arrive meanwhile wait for instead of planning it again.
+// planCall is one plan being made, which queries of the same key that
+// arrive meanwhile wait for instead of planning it again.
 type planCall struct {
 	done  chan struct{} // closed when roots and err are set
 	roots []planNode
@@ -63,7 +69,7 @@ type shapeRuns struct {
 // small without a plan.
 const shapeRunsNeeded = 2
 
-// maxSeen bounds the SQL texts remembered; past it, an arbitrary one is
+// maxSeen bounds the keys remembered; past it, an arbitrary one is
 // forgotten for each new one.
 const maxSeen = 8192
 
@@ -88,14 +94,14 @@ func (c *Classifier) smallTime() time.Duration {
 	return 250 * time.Millisecond
 }
 
-// Known returns sql's lane when the classifier has seen sql run, or
-// small when every run of sql's shape so far was small (see Shape).
-func (c *Classifier) Known(sql string) (Lane, bool) {
+// Known returns k's lane when the classifier has seen k run, or small
+// when every run of its shape in its scope so far was small (see Shape).
+func (c *Classifier) Known(k Key) (Lane, bool) {
 	if c == nil {
 		return Bulk, false
 	}
 	c.mu.Lock()
-	l, ok := c.seen[sql]
+	l, ok := c.seen[k]
 	c.mu.Unlock()
 	if ok {
 		classified.WithLabelValues(l.String(), "history").Inc()
@@ -104,12 +110,12 @@ func (c *Classifier) Known(sql string) (Lane, bool) {
 	if c.Shape == nil {
 		return Bulk, false
 	}
-	shape, ok := c.Shape(sql)
+	shape, ok := c.Shape(k.SQL)
 	if !ok {
 		return Bulk, false
 	}
 	c.mu.Lock()
-	r := c.shapes[shape]
+	r := c.shapes[Key{k.Scope, shape}]
 	c.mu.Unlock()
 	if r.bulk || r.small < shapeRunsNeeded {
 		return Bulk, false
@@ -138,22 +144,22 @@ func (c *Classifier) planSlot(ctx context.Context) (release func(), ok bool) {
 	}
 }
 
-// Lane returns sql's lane. explain, when not nil, returns DuckDB's
-// EXPLAIN (FORMAT json) of sql; it is called only for SQL not seen
+// Lane returns k's lane. explain, when not nil, returns DuckDB's
+// EXPLAIN (FORMAT json) of k.SQL; it is called only for a key not seen
 // before, and an error from it (a statement with parameters cannot be
 // explained) leaves the query in the bulk lane until it has run once. So
 // does a plan that reads files (readsFiles), whose estimate may be far
 // too small. At most Planners plans run at once; a query whose ctx ends
 // while it waits to be planned goes in the bulk lane.
-func (c *Classifier) Lane(ctx context.Context, sql string, explain func() ([]byte, error)) Lane {
+func (c *Classifier) Lane(ctx context.Context, k Key, explain func() ([]byte, error)) Lane {
 	if c == nil {
 		return Bulk
 	}
-	if l, ok := c.Known(sql); ok {
+	if l, ok := c.Known(k); ok {
 		return l
 	}
 	if explain != nil {
-		if roots, err := c.plan(ctx, sql, explain); err == nil {
+		if roots, err := c.plan(ctx, k, explain); err == nil {
 			if out, scan, ok := estimate(roots); ok {
 				l := Bulk
 				if out <= c.smallRows() && scan <= c.smallScan() && !readsFiles(roots) {
@@ -171,8 +177,8 @@ func (c *Classifier) Lane(ctx context.Context, sql string, explain func() ([]byt
 // Observe records what a run of sql did: the rows it returned and the
 // time it held a run slot. The next run of the same SQL takes its lane
 // from it. An empty sql records nothing.
-func (c *Classifier) Observe(sql string, rows int64, ran time.Duration) {
-	if c == nil || sql == "" {
+func (c *Classifier) Observe(k Key, rows int64, ran time.Duration) {
+	if c == nil || k.SQL == "" {
 		return
 	}
 	l := Bulk
@@ -181,32 +187,32 @@ func (c *Classifier) Observe(sql string, rows int64, ran time.Duration) {
 	}
 	shape, shaped := "", false
 	if c.Shape != nil {
-		shape, shaped = c.Shape(sql)
+		shape, shaped = c.Shape(k.SQL)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
-		c.seen = map[string]Lane{}
+		c.seen = map[Key]Lane{}
 	}
-	remember(c.seen, sql, l)
+	remember(c.seen, k, l)
 	if !shaped {
 		return
 	}
 	if c.shapes == nil {
-		c.shapes = map[string]shapeRuns{}
+		c.shapes = map[Key]shapeRuns{}
 	}
-	r := c.shapes[shape]
+	r := c.shapes[Key{k.Scope, shape}]
 	if l == Bulk {
 		r.bulk = true
 	} else {
 		r.small++
 	}
-	remember(c.shapes, shape, r)
+	remember(c.shapes, Key{k.Scope, shape}, r)
 }
 
 // remember sets m[k] = v, first forgetting an arbitrary key when k is new
 // and m holds maxSeen.
-func remember[V any](m map[string]V, k string, v V) {
+func remember[V any](m map[Key]V, k Key, v V) {
 	if _, ok := m[k]; !ok && len(m) >= maxSeen {
 		for old := range m {
 			delete(m, old)
@@ -234,16 +240,16 @@ func (n *planNode) info(key string) (int64, bool) {
 	return 0, false
 }
 
-// plan returns sql's plan. Queries of the same SQL text that arrive
+// plan returns k's plan. Queries of the same key that arrive
 // while it is being planned share that plan: after a restart, the
 // thousand clients of quiver bench load sent the same fetch within a
 // second or two, and each was planned, since none had run yet. Each
 // plan runs on its own query's goroutine and connection (explain), so a
 // query that shares another's plan waits for it only as long as its own
 // ctx allows, and plans by itself if that plan failed.
-func (c *Classifier) plan(ctx context.Context, sql string, explain func() ([]byte, error)) ([]planNode, error) {
+func (c *Classifier) plan(ctx context.Context, k Key, explain func() ([]byte, error)) ([]planNode, error) {
 	c.mu.Lock()
-	if call, ok := c.planning[sql]; ok {
+	if call, ok := c.planning[k]; ok {
 		c.mu.Unlock()
 		select {
 		case <-call.done:
@@ -256,14 +262,14 @@ func (c *Classifier) plan(ctx context.Context, sql string, explain func() ([]byt
 		}
 	}
 	if c.planning == nil {
-		c.planning = map[string]*planCall{}
+		c.planning = map[Key]*planCall{}
 	}
 	call := &planCall{done: make(chan struct{})}
-	c.planning[sql] = call
+	c.planning[k] = call
 	c.mu.Unlock()
 	call.roots, call.err = c.planOwn(ctx, explain)
 	c.mu.Lock()
-	delete(c.planning, sql)
+	delete(c.planning, k)
 	c.mu.Unlock()
 	close(call.done)
 	return call.roots, call.err

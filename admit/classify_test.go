@@ -103,7 +103,7 @@ func TestClassifier_Lane(t *testing.T) {
 		{"a join with files", "SELECT * FROM t JOIN lake.u USING (id)", explain(planJoin), Bulk},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := c.Lane(context.Background(), tc.sql, tc.explain); got != tc.want {
+			if got := c.Lane(context.Background(), Key{SQL: tc.sql}, tc.explain); got != tc.want {
 				t.Errorf("Lane = %v, want %v", got, tc.want)
 			}
 		})
@@ -111,30 +111,30 @@ func TestClassifier_Lane(t *testing.T) {
 
 	t.Run("history wins over the plan", func(t *testing.T) {
 		const sql = "SELECT * FROM t WHERE id = ?"
-		c.Observe(sql, 1, time.Millisecond)
-		if got := c.Lane(context.Background(), sql, nil); got != Small {
+		c.Observe(Key{SQL: sql}, 1, time.Millisecond)
+		if got := c.Lane(context.Background(), Key{SQL: sql}, nil); got != Small {
 			t.Errorf("after a 1-row run: %v, want small", got)
 		}
-		c.Observe(sql, 1, time.Second) // held its slot for a second
-		if got := c.Lane(context.Background(), sql, explain(planPoint)); got != Bulk {
+		c.Observe(Key{SQL: sql}, 1, time.Second) // held its slot for a second
+		if got := c.Lane(context.Background(), Key{SQL: sql}, explain(planPoint)); got != Bulk {
 			t.Errorf("after a 1 s run: %v, want bulk", got)
 		}
-		c.Observe(sql, 1_000_000, time.Millisecond)
-		if got := c.Lane(context.Background(), sql, nil); got != Bulk {
+		c.Observe(Key{SQL: sql}, 1_000_000, time.Millisecond)
+		if got := c.Lane(context.Background(), Key{SQL: sql}, nil); got != Bulk {
 			t.Errorf("after a 1M-row run: %v, want bulk", got)
 		}
 	})
 	t.Run("an empty text is not remembered", func(t *testing.T) {
 		c := &Classifier{}
-		c.Observe("", 1, time.Millisecond)
-		if _, ok := c.Known(""); ok || len(c.seen) != 0 {
+		c.Observe(Key{}, 1, time.Millisecond)
+		if _, ok := c.Known(Key{}); ok || len(c.seen) != 0 {
 			t.Errorf("remembered %d texts", len(c.seen))
 		}
 	})
 	t.Run("history is bounded", func(t *testing.T) {
 		c := &Classifier{}
 		for i := range maxSeen + 10 {
-			c.Observe(string(rune(i)), 1, 0)
+			c.Observe(Key{SQL: string(rune(i))}, 1, 0)
 		}
 		if n := len(c.seen); n > maxSeen {
 			t.Errorf("%d SQL texts remembered, want at most %d", n, maxSeen)
@@ -227,7 +227,7 @@ func TestClassifier_BoundsPlans(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lanes[i] = c.Lane(context.Background(), fmt.Sprintf("SELECT * FROM t WHERE id = %d", i), explain)
+			lanes[i] = c.Lane(context.Background(), Key{SQL: fmt.Sprintf("SELECT * FROM t WHERE id = %d", i)}, explain)
 		}()
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -238,7 +238,7 @@ func TestClassifier_BoundsPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	planned := false
-	if got := c.Lane(ctx, "SELECT 1", func() ([]byte, error) { planned = true; return []byte(planPoint), nil }); got != Bulk || planned {
+	if got := c.Lane(ctx, Key{SQL: "SELECT 1"}, func() ([]byte, error) { planned = true; return []byte(planPoint), nil }); got != Bulk || planned {
 		t.Errorf("a query whose context ended while waiting: lane %v, planned %v; want bulk, not planned", got, planned)
 	}
 	close(gate)
@@ -268,7 +268,7 @@ func TestClassifier_Shape(t *testing.T) {
 	c := &Classifier{Shape: digits}
 	planned := 0
 	scan := func() ([]byte, error) { planned++; return []byte(planScan), nil }
-	lookup := func(id int) string { return fmt.Sprintf("SELECT * FROM t WHERE id = %d", id) }
+	lookup := func(id int) Key { return Key{SQL: fmt.Sprintf("SELECT * FROM t WHERE id = %d", id)} }
 
 	if got := c.Lane(context.Background(), lookup(1), scan); got != Bulk || planned != 1 {
 		t.Fatalf("an unseen shape: lane %v after %d plans, want bulk from its plan", got, planned)
@@ -305,6 +305,39 @@ func TestClassifier_Shape(t *testing.T) {
 	}
 }
 
+// The same SQL in another scope (the session's default catalog and
+// schema) may read another table of the same name: what it did in one
+// scope says nothing of the other, for its text or for its shape.
+func TestClassifier_Scope(t *testing.T) {
+	c := &Classifier{Shape: func(sql string) (string, bool) { return strings.TrimRight(sql, "0123456789"), true }}
+	const fetch = "SELECT * FROM events"
+	dev, prod := Key{Scope: "dev", SQL: fetch}, Key{Scope: "prod", SQL: fetch}
+	c.Observe(dev, 10, time.Millisecond)
+	if l, ok := c.Known(dev); !ok || l != Small {
+		t.Fatalf("in the scope it ran in: %v, %v; want small", l, ok)
+	}
+	planned := 0
+	scan := func() ([]byte, error) { planned++; return []byte(planScan), nil }
+	if got := c.Lane(context.Background(), prod, scan); got != Bulk || planned != 1 {
+		t.Fatalf("in another scope: lane %v after %d plans, want bulk from its own plan", got, planned)
+	}
+	c.Observe(prod, 5_000_000, 3*time.Second)
+	if l, _ := c.Known(dev); l != Small {
+		t.Errorf("a bulk run in another scope changed the lane here to %v", l)
+	}
+	lookup := func(scope string, id int) Key {
+		return Key{Scope: scope, SQL: fmt.Sprintf("SELECT * FROM t WHERE id = %d", id)}
+	}
+	c.Observe(lookup("dev", 1), 1, time.Millisecond)
+	c.Observe(lookup("dev", 2), 1, time.Millisecond)
+	if l, ok := c.Known(lookup("dev", 3)); !ok || l != Small {
+		t.Errorf("a shape with two small runs in its scope: %v, %v; want small", l, ok)
+	}
+	if _, ok := c.Known(lookup("prod", 3)); ok {
+		t.Error("a shape known small in one scope is known in another")
+	}
+}
+
 // TestClassifier_SharesPlans checks that queries of the same SQL text
 // that arrive while it is being planned wait for that plan instead of
 // planning it again, each only as long as its own context allows, and
@@ -332,25 +365,30 @@ func TestClassifier_SharesPlans(t *testing.T) {
 		plans.Store(0)
 		gate = make(chan struct{})
 		lanes := make(chan Lane, 10)
-		go func() { lanes <- c.Lane(context.Background(), fetch, blocked(planLimit, nil)) }()
+		go func() { lanes <- c.Lane(context.Background(), Key{SQL: fetch}, blocked(planLimit, nil)) }()
 		<-started
 		var wg sync.WaitGroup
 		for range 9 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lanes <- c.Lane(context.Background(), fetch, unexpected)
+				lanes <- c.Lane(context.Background(), Key{SQL: fetch}, unexpected)
 			}()
 		}
 		// One that gives up waiting: bulk, unplanned, while the plan runs.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
-		if got := c.Lane(ctx, fetch, unexpected); got != Bulk {
+		if got := c.Lane(ctx, Key{SQL: fetch}, unexpected); got != Bulk {
 			t.Errorf("a waiter whose context ended: lane %v, want bulk", got)
 		}
 		// Other SQL does not wait for it.
-		if got := c.Lane(context.Background(), "SELECT * FROM t WHERE id = 5", func() ([]byte, error) { return []byte(planPoint), nil }); got != Small {
+		if got := c.Lane(context.Background(), Key{SQL: "SELECT * FROM t WHERE id = 5"}, func() ([]byte, error) { return []byte(planPoint), nil }); got != Small {
 			t.Errorf("other SQL while the plan runs: lane %v, want small", got)
+		}
+		// Nor does the same SQL in another scope, which may read another
+		// table of the same name.
+		if got := c.Lane(context.Background(), Key{Scope: "dev.main", SQL: fetch}, func() ([]byte, error) { return []byte(planPoint), nil }); got != Small {
+			t.Errorf("the same SQL in another scope while the plan runs: lane %v, want small from its own plan", got)
 		}
 		close(gate)
 		wg.Wait()
@@ -367,10 +405,12 @@ func TestClassifier_SharesPlans(t *testing.T) {
 		plans.Store(0)
 		gate = make(chan struct{})
 		lanes := make(chan Lane, 2)
-		go func() { lanes <- c.Lane(context.Background(), fetch, blocked("", errors.New("connection closed"))) }()
+		go func() {
+			lanes <- c.Lane(context.Background(), Key{SQL: fetch}, blocked("", errors.New("connection closed")))
+		}()
 		<-started
 		go func() {
-			lanes <- c.Lane(context.Background(), fetch, func() ([]byte, error) { plans.Add(1); return []byte(planPoint), nil })
+			lanes <- c.Lane(context.Background(), Key{SQL: fetch}, func() ([]byte, error) { plans.Add(1); return []byte(planPoint), nil })
 		}()
 		// Give the second query a moment to start waiting, then fail the
 		// shared plan. (Should it come later, it plans by itself all the

@@ -14,7 +14,7 @@ func TestTrack(t *testing.T) {
 	c := New(Config{Running: 2, Reserved: 1, Timeout: 5 * time.Second})
 	ctx, done := Track(context.Background(), "flight", "bob")
 	defer done()
-	s, err := c.AdmitSQL(ctx, nil, "SELECT 1", nil)
+	s, err := c.AdmitSQL(ctx, nil, Key{SQL: "SELECT 1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestBound(t *testing.T) {
 	c := New(Config{Running: 2, Reserved: 1, Timeout: 5 * time.Second})
 	ctx, done := Bound(context.Background(), "mysql", "ann", 20*time.Millisecond, "max_execution_time")
 	defer done()
-	s, err := c.AdmitSQL(ctx, nil, "SELECT 2", nil)
+	s, err := c.AdmitSQL(ctx, nil, Key{SQL: "SELECT 2"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ type run struct {
 func (q *run) close() {
 	statementsTotal.WithLabelValues(q.outcome).Inc()
 	rowsSent.Add(float64(q.rows))
-	q.slot.Finish(q.cls, q.sql, q.rows)
+	q.slot.Finish(q.cls, admit.Key{SQL: q.sql}, q.rows)
 	if q.st != nil {
 		q.st.Close()
 	}
@@ -158,7 +158,9 @@ func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err e
 	if q.st.NumParams() > 0 {
 		return q, &statusError{http.StatusBadRequest, "sql", fmt.Sprintf("the statement takes %d parameters; the console runs statements without parameters", q.st.NumParams())}
 	}
-	q.slot, err = c.opts.Admission.AdmitSQL(q.ctx, c.opts.Classifier, sql, explain)
+	// A console statement runs on a pooled connection, in the server's
+	// default scope; a USE before it in the same text is part of its key.
+	q.slot, err = c.opts.Admission.AdmitSQL(q.ctx, c.opts.Classifier, admit.Key{SQL: sql}, explain)
 	return q, err
 }
 

@@ -70,6 +70,20 @@ func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context
 		"the session's "+optQueryTimeout+" option, or the server's --query-timeout")
 }
 
+// classKey is what the classifier knows sql by: its text in the scope
+// of the caller's session, the catalog and schema that unqualified names
+// resolve in (see sessionDefaults). A USE run as SQL inside a
+// transaction is not seen here; the statements after it are classified
+// as in the session's scope, which can cost them their lane, never their
+// result.
+func classKey(ctx context.Context, sql string) admit.Key {
+	catalog, schema := sessionDefaults(ctx)
+	if catalog == "" && schema == "" {
+		return admit.Key{SQL: sql}
+	}
+	return admit.Key{Scope: engine.QuoteIdent(catalog) + "." + engine.QuoteIdent(schema), SQL: sql}
+}
+
 // preadmit admits sql before a connection is taken for it, when its
 // ticket names its lane (ticketLane, from GetFlightInfo) or the
 // classifier knows it from an earlier run: a query waiting its turn then
@@ -81,7 +95,7 @@ func (s *Server) preadmit(ctx context.Context, sql, ticketLane string) (slot *ad
 	}
 	lane, ok := admit.ParseLane(ticketLane)
 	if !ok {
-		lane, ok = s.opts.Classifier.Known(sql)
+		lane, ok = s.opts.Classifier.Known(classKey(ctx, sql))
 	}
 	if !ok {
 		return nil, false, nil
@@ -102,7 +116,7 @@ func (s *Server) admitStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt,
 	if st.NumParams() == 0 {
 		explain = func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }
 	}
-	slot, err := s.opts.Admission.AdmitSQL(ctx, s.opts.Classifier, sql, explain)
+	slot, err := s.opts.Admission.AdmitSQL(ctx, s.opts.Classifier, classKey(ctx, sql), explain)
 	if err != nil {
 		return nil, s.admitStatus(ctx, err)
 	}
@@ -129,7 +143,7 @@ func (s *Server) admitRun(ctx context.Context, c *engine.Conn, st *engine.Stmt, 
 	if err != nil {
 		return nil, err
 	}
-	return &queryRun{slot: slot, sql: sql}, nil
+	return &queryRun{slot: slot, key: classKey(ctx, sql)}, nil
 }
 
 // admitStatus maps an admission or timeout error to its status:

@@ -98,7 +98,7 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 		if err != nil {
 			return err
 		}
-		q := &queryRun{slot: slot, sql: hq.sql}
+		q := &queryRun{slot: slot, key: classKey(ctx, hq.sql)}
 		defer s.finish(q)
 		rows, err := hq.stmt.QueryTransient(ctx)
 		if err != nil {
@@ -130,12 +130,12 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 	if err != nil {
 		return err
 	}
-	q := &queryRun{slot: slot, sql: sql}
+	q := &queryRun{slot: slot, key: classKey(ctx, sql)}
 	if h.Part != nil {
 		// A part's run says nothing of the whole query, whose text it may
 		// share (a lake part runs the query's own SQL over fewer files):
 		// the classifier does not learn from it.
-		q.sql = ""
+		q.key = admit.Key{}
 	}
 	defer s.finish(q)
 	c, release, err := s.acquireWith(ctx, []byte(h.Txn), h.Catalog, h.Schema)
@@ -179,7 +179,7 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 	if err != nil {
 		return err
 	}
-	q := &queryRun{slot: slot, sql: p.sql}
+	q := &queryRun{slot: slot, key: classKey(ctx, p.sql)}
 	defer s.finish(q)
 	c, release, err := s.acquire(ctx, p.txn)
 	if err != nil {
@@ -292,12 +292,12 @@ func (s *Server) writeCount(stream flight.FlightService_DoGetServer, n int64) er
 // classifier remembers it) and the rows it produced.
 type queryRun struct {
 	slot *admit.Slot
-	sql  string
+	key  admit.Key // what the classifier learns from; none when SQL is empty
 	rows int64
 }
 
 // finish gives back q's slot and tells the classifier what it did.
-func (s *Server) finish(q *queryRun) { q.slot.Finish(s.opts.Classifier, q.sql, q.rows) }
+func (s *Server) finish(q *queryRun) { q.slot.Finish(s.opts.Classifier, q.key, q.rows) }
 
 // streamRows writes results to the client. A producer goroutine converts
 // the next batch while the previous one is on the wire; the channel between

@@ -123,7 +123,7 @@ func (s *Server) classify(ctx context.Context, c *engine.Conn, sql string) (admi
 	if s.opts.Classifier == nil {
 		return admit.Bulk, false
 	}
-	return s.opts.Classifier.Lane(ctx, sql, func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }), true
+	return s.opts.Classifier.Lane(ctx, classKey(ctx, sql), func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }), true
 }
 
 // statementInfo is the FlightInfo of one endpoint whose ticket is h,

@@ -39,14 +39,22 @@ func (s *session) withTimeout(ctx context.Context, query bool) (context.Context,
 	return admit.Bound(ctx, "mysql", s.user.Name, d, source)
 }
 
+// classKey is what the classifier knows sql by: its text, in the
+// database the session last chose with USE (or COM_INIT_DB), where its
+// unqualified names resolve. (An admin's SET search_path is not seen
+// here; it can cost a statement its lane, never its result.)
+func (s *session) classKey(sql string) admit.Key {
+	return admit.Key{Scope: s.database, SQL: sql}
+}
+
 // admit waits for stmt's turn to run (package admit): its lane from the
-// classifier, by its text sql.
-func (s *session) admit(ctx context.Context, conn *engine.Conn, stmt *engine.Stmt, sql string) (*admit.Slot, error) {
+// classifier, by k (see classKey).
+func (s *session) admit(ctx context.Context, conn *engine.Conn, stmt *engine.Stmt, k admit.Key) (*admit.Slot, error) {
 	var explain func() ([]byte, error)
 	if stmt.NumParams() == 0 {
-		explain = func() ([]byte, error) { return conn.ExplainJSON(ctx, sql) }
+		explain = func() ([]byte, error) { return conn.ExplainJSON(ctx, k.SQL) }
 	}
-	slot, err := s.srv.opts.Admission.AdmitSQL(ctx, s.srv.opts.Classifier, sql, explain)
+	slot, err := s.srv.opts.Admission.AdmitSQL(ctx, s.srv.opts.Classifier, k, explain)
 	if err != nil {
 		return nil, s.stmtError(ctx, err)
 	}

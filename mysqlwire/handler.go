@@ -278,12 +278,13 @@ func (s *session) execute(ctx context.Context, stmt *engine.Stmt, sql string, ou
 	query := stmt.IsQuery() && !out.discard
 	ctx, cancel := s.withTimeout(ctx, query)
 	defer cancel()
-	slot, err := s.admit(ctx, stmt.Conn(), stmt, sql)
+	key := s.classKey(sql)
+	slot, err := s.admit(ctx, stmt.Conn(), stmt, key)
 	if err != nil {
 		return 0, err
 	}
 	var sent int64
-	defer func() { slot.Finish(s.srv.opts.Classifier, sql, sent) }()
+	defer func() { slot.Finish(s.srv.opts.Classifier, key, sent) }()
 	if query {
 		rows, err := stmt.Query(ctx)
 		s.afterStatement(typ, sql)

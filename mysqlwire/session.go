@@ -43,6 +43,7 @@ type session struct {
 
 	conn       *engine.Conn // taken at login; nil after a reset gave it back
 	dirty      bool         // conn holds session state: close it, don't pool it
+	database   string       // what the last USE on conn named; "" for the server's default
 	autocommit bool
 	inTxn      bool
 	vars       map[string]*string // MySQL session variables set by the client; nil value is NULL
@@ -203,7 +204,7 @@ func (s *session) releaseConn() {
 	} else {
 		s.conn.Release() // rolls back an open transaction
 	}
-	s.conn, s.dirty, s.inTxn = nil, false, false
+	s.conn, s.dirty, s.inTxn, s.database = nil, false, false, ""
 }
 
 // close ends the session when its connection has gone.

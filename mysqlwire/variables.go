@@ -656,6 +656,7 @@ func (s *session) useDatabase(ctx context.Context, name string) error {
 		}
 		return err
 	}
+	s.database = strings.Join(parts, ".")
 	return nil
 }
 
