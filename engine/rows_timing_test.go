@@ -96,3 +96,27 @@ func benchConn(b *testing.B, opts engine.Options) *engine.Conn {
 	b.Cleanup(c.Release)
 	return c
 }
+
+// BenchmarkRows_OneRowStrings is a one-row result of four VARCHAR
+// columns as Query returns it (string bytes in Go memory), the shape of
+// an EXPLAIN, a split plan's query or a point lookup over MySQL.
+func BenchmarkRows_OneRowStrings(b *testing.B) {
+	benchQuery(b, engine.Options{}, "CREATE TABLE t AS SELECT i AS id, 'item_' || i AS a, 'b' || i AS b, 'c' || i AS c, 'd' || i AS d FROM range(100000) t(i)",
+		"SELECT a, b, c, d FROM t WHERE id = 4242")
+}
+
+// BenchmarkExplainJSON is the plan the admission classifier reads for a
+// query it has not seen.
+func BenchmarkExplainJSON(b *testing.B) {
+	ctx := context.Background()
+	c := benchConn(b, engine.Options{})
+	if _, err := c.Exec(ctx, "CREATE TABLE t AS SELECT i AS id, 'item_' || i AS name FROM range(100000) t(i)"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.ExplainJSON(ctx, "SELECT * FROM t WHERE id = 4242"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

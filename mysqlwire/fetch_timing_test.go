@@ -50,3 +50,24 @@ func BenchmarkMySQL_Fetch(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkMySQL_PointLookup is a point lookup by another id each time,
+// returning one row of an id and a name, through go-sql-driver: the
+// small query of quiver bench load, over MySQL.
+func BenchmarkMySQL_PointLookup(b *testing.B) {
+	ts := startServer(b, Options{})
+	db := ts.open(b, "")
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("CREATE TABLE items AS SELECT range AS id, 'item_' || (range % 5000) AS name FROM range(1000000)"); err != nil {
+		b.Fatalf("create: %v", err)
+	}
+	var id int64
+	var name string
+	b.ReportAllocs()
+	for b.Loop() {
+		id = (id + 7919) % 1_000_000
+		if err := db.QueryRow(fmt.Sprintf("SELECT id, name FROM items WHERE id = %d", id)).Scan(&id, &name); err != nil {
+			b.Fatalf("lookup: %v", err)
+		}
+	}
+}
