@@ -16,10 +16,10 @@ import (
 // other tables, so it is another query to the classifier.
 type Key struct{ Scope, SQL string }
 
-// Classifier picks a query's lane: from what the same SQL text, in the
-// same scope (see Key), did the last time it ran, else from what SQL of the same shape did (see
-// Shape), else from DuckDB's plan estimate, else Bulk. Its methods are
-// safe for concurrent use.
+// Classifier picks a query's lane: from what the same SQL text in the
+// same scope (see Key) did the last time it ran, else from what SQL of
+// the same shape in that scope did (see Shape), else from DuckDB's plan
+// estimate, else Bulk. Its methods are safe for concurrent use.
 type Classifier struct {
 	// SmallRows is the most rows a small query returns (estimated, or
 	// seen). Default 10,000.
@@ -174,9 +174,9 @@ func (c *Classifier) Lane(ctx context.Context, k Key, explain func() ([]byte, er
 	return Bulk
 }
 
-// Observe records what a run of sql did: the rows it returned and the
-// time it held a run slot. The next run of the same SQL takes its lane
-// from it. An empty sql records nothing.
+// Observe records what a run of k did: the rows it returned and the
+// time it held a run slot. The next run of the same key takes its lane
+// from it. A key without SQL records nothing.
 func (c *Classifier) Observe(k Key, rows int64, ran time.Duration) {
 	if c == nil || k.SQL == "" {
 		return
@@ -201,13 +201,14 @@ func (c *Classifier) Observe(k Key, rows int64, ran time.Duration) {
 	if c.shapes == nil {
 		c.shapes = map[Key]shapeRuns{}
 	}
-	r := c.shapes[Key{k.Scope, shape}]
+	sk := Key{k.Scope, shape}
+	r := c.shapes[sk]
 	if l == Bulk {
 		r.bulk = true
 	} else {
 		r.small++
 	}
-	remember(c.shapes, Key{k.Scope, shape}, r)
+	remember(c.shapes, sk, r)
 }
 
 // remember sets m[k] = v, first forgetting an arbitrary key when k is new

@@ -87,20 +87,20 @@ func classKey(ctx context.Context, sql string) admit.Key {
 // preadmit admits sql before a connection is taken for it, when its
 // ticket names its lane (ticketLane, from GetFlightInfo) or the
 // classifier knows it from an earlier run: a query waiting its turn then
-// holds no DuckDB connection. ok is false when sql must be prepared and
-// admitted with admitStmt.
-func (s *Server) preadmit(ctx context.Context, sql, ticketLane string) (slot *admit.Slot, ok bool, err error) {
+// holds no DuckDB connection. ok is false when the query must be
+// prepared and admitted with admitStmt. k is the query's key (classKey).
+func (s *Server) preadmit(ctx context.Context, k admit.Key, ticketLane string) (slot *admit.Slot, ok bool, err error) {
 	if s.opts.Admission == nil {
 		return nil, true, nil
 	}
 	lane, ok := admit.ParseLane(ticketLane)
 	if !ok {
-		lane, ok = s.opts.Classifier.Known(classKey(ctx, sql))
+		lane, ok = s.opts.Classifier.Known(k)
 	}
 	if !ok {
 		return nil, false, nil
 	}
-	admit.NoteSQL(ctx, sql)
+	admit.NoteSQL(ctx, k.SQL)
 	slot, err = s.opts.Admission.Admit(ctx, lane)
 	if err != nil {
 		return nil, true, s.admitStatus(ctx, err)
@@ -109,14 +109,14 @@ func (s *Server) preadmit(ctx context.Context, sql, ticketLane string) (slot *ad
 }
 
 // admitStmt waits for st's turn to run (package admit) and returns its
-// slot; sql is its text, by which the classifier remembers it. A nil
-// controller admits at once.
-func (s *Server) admitStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (*admit.Slot, error) {
+// slot; k is its key (classKey), by which the classifier remembers it. A
+// nil controller admits at once.
+func (s *Server) admitStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, k admit.Key) (*admit.Slot, error) {
 	var explain func() ([]byte, error)
 	if st.NumParams() == 0 {
-		explain = func() ([]byte, error) { return c.ExplainJSON(ctx, sql) }
+		explain = func() ([]byte, error) { return c.ExplainJSON(ctx, k.SQL) }
 	}
-	slot, err := s.opts.Admission.AdmitSQL(ctx, s.opts.Classifier, classKey(ctx, sql), explain)
+	slot, err := s.opts.Admission.AdmitSQL(ctx, s.opts.Classifier, k, explain)
 	if err != nil {
 		return nil, s.admitStatus(ctx, err)
 	}
@@ -137,13 +137,15 @@ func (s *Server) execStmt(ctx context.Context, c *engine.Conn, st *engine.Stmt, 
 	return n, s.ctxStatus(ctx, err)
 }
 
-// admitRun admits st (see admitStmt) and returns its run.
+// admitRun admits st, whose text is sql (see admitStmt), and returns its
+// run.
 func (s *Server) admitRun(ctx context.Context, c *engine.Conn, st *engine.Stmt, sql string) (*queryRun, error) {
-	slot, err := s.admitStmt(ctx, c, st, sql)
+	k := classKey(ctx, sql)
+	slot, err := s.admitStmt(ctx, c, st, k)
 	if err != nil {
 		return nil, err
 	}
-	return &queryRun{slot: slot, key: classKey(ctx, sql)}, nil
+	return &queryRun{slot: slot, key: k}, nil
 }
 
 // admitStatus maps an admission or timeout error to its status:

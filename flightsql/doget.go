@@ -94,11 +94,10 @@ func (s *Server) doGetStatement(ctx context.Context, raw []byte, stream flight.F
 			return status.Error(codes.NotFound, "statement result was already fetched, canceled or expired; execute it again")
 		}
 		defer hq.close()
-		slot, err := s.admitStmt(ctx, hq.stmt.Conn(), hq.stmt, hq.sql)
+		q, err := s.admitRun(ctx, hq.stmt.Conn(), hq.stmt, hq.sql)
 		if err != nil {
 			return err
 		}
-		q := &queryRun{slot: slot, key: classKey(ctx, hq.sql)}
 		defer s.finish(q)
 		rows, err := hq.stmt.QueryTransient(ctx)
 		if err != nil {
@@ -126,11 +125,12 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 	if err != nil {
 		return err
 	}
-	slot, admitted, err := s.preadmit(ctx, sql, h.Lane)
+	key := classKey(ctx, sql)
+	slot, admitted, err := s.preadmit(ctx, key, h.Lane)
 	if err != nil {
 		return err
 	}
-	q := &queryRun{slot: slot, key: classKey(ctx, sql)}
+	q := &queryRun{slot: slot, key: key}
 	if h.Part != nil {
 		// A part's run says nothing of the whole query, whose text it may
 		// share (a lake part runs the query's own SQL over fewer files):
@@ -158,7 +158,7 @@ func (s *Server) doGetQuery(ctx context.Context, h handle, stream flight.FlightS
 		return invalidf("the ticket's %s statement returns no rows; execute it as an update", st.Kind())
 	}
 	if !admitted {
-		if q.slot, err = s.admitStmt(ctx, c, st, sql); err != nil {
+		if q.slot, err = s.admitStmt(ctx, c, st, key); err != nil {
 			return err
 		}
 	}
@@ -175,11 +175,12 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 		return err
 	}
 	defer releaseRecs(bound)
-	slot, admitted, err := s.preadmit(ctx, p.sql, "")
+	key := classKey(ctx, p.sql)
+	slot, admitted, err := s.preadmit(ctx, key, "")
 	if err != nil {
 		return err
 	}
-	q := &queryRun{slot: slot, key: classKey(ctx, p.sql)}
+	q := &queryRun{slot: slot, key: key}
 	defer s.finish(q)
 	c, release, err := s.acquire(ctx, p.txn)
 	if err != nil {
@@ -195,7 +196,7 @@ func (s *Server) doGetPrepared(ctx context.Context, raw []byte, stream flight.Fl
 		return err
 	}
 	if !admitted {
-		if q.slot, err = s.admitStmt(ctx, c, st, p.sql); err != nil {
+		if q.slot, err = s.admitStmt(ctx, c, st, key); err != nil {
 			return err
 		}
 	}

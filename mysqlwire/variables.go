@@ -649,14 +649,15 @@ func (s *session) useDatabase(ctx context.Context, name string) error {
 	for i, p := range parts {
 		parts[i] = engine.QuoteIdent(p)
 	}
+	target := strings.Join(parts, ".")
 	s.dirty = true
-	if _, err := conn.Exec(ctx, "USE "+strings.Join(parts, ".")); err != nil {
+	if _, err := conn.Exec(ctx, "USE "+target); err != nil {
 		if k := engine.KindOf(err); k == engine.KindNotFound || k == engine.KindInvalid {
 			return errorf(mysql.ERBadDb, sqlStateSyntax, "Unknown database '%s'", name)
 		}
 		return err
 	}
-	s.database = strings.Join(parts, ".")
+	s.database = target
 	return nil
 }
 

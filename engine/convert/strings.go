@@ -27,12 +27,16 @@ type stringColumn struct {
 	offsets *memory.Buffer
 	data    *memory.Buffer
 	size    int // bytes used in data
-	// last is how many bytes the batch before this one used.
-	last int
+	// zeroed is set when gcMem is Go's allocator, which zeroes what it
+	// hands out (see firstReserve); last is how many bytes the batch
+	// before this one used.
+	zeroed bool
+	last   int
 }
 
 func newStringColumn(mem, gcMem memory.Allocator, dt arrow.DataType, capRows int) *stringColumn {
-	return &stringColumn{validity: validity{mem: mem, capRows: capRows}, gcMem: gcMem, dt: dt}
+	_, zeroed := gcMem.(*memory.GoAllocator)
+	return &stringColumn{validity: validity{mem: mem, capRows: capRows}, gcMem: gcMem, dt: dt, zeroed: zeroed}
 }
 
 // start allocates the batch's buffers on the first chunk of a batch.
@@ -58,7 +62,7 @@ func (c *stringColumn) start() {
 // bytes come (reserve), and each later one starts with a little more
 // than the batch before it used.
 func (c *stringColumn) firstReserve() int {
-	if _, fresh := c.gcMem.(*memory.GoAllocator); !fresh {
+	if !c.zeroed {
 		return c.capRows * 16
 	}
 	return max(min(c.capRows, vectorSize)*16, c.last+c.last/8)
