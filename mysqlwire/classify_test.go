@@ -76,4 +76,18 @@ func TestAdmission_ClassifiesByDatabase(t *testing.T) {
 	if _, ok := cls.Known(admit.Key{Scope: engine.QuoteIdent("few"), SQL: "SELECT count(*) FROM (" + q2 + ")"}); !ok {
 		t.Error("a statement after USE few is not known in few")
 	}
+
+	// A USE that fails (error 1049) leaves the session, and its key, in
+	// the database it had.
+	if _, err := c.ExecContext(ctx, "USE nosuch"); mysqlErrNum(err) != 1049 {
+		t.Fatalf("USE nosuch: %v, want error 1049", err)
+	}
+	const q3 = "SELECT max(id) FROM events"
+	var maxID int
+	if err := c.QueryRowContext(ctx, q3).Scan(&maxID); err != nil || maxID != 9 {
+		t.Fatalf("after a failed USE: max %d, %v; want 9 from few", maxID, err)
+	}
+	if _, ok := cls.Known(admit.Key{Scope: engine.QuoteIdent("few"), SQL: q3}); !ok {
+		t.Error("after a failed USE, a statement is not known in few")
+	}
 }
