@@ -332,7 +332,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 		}
 		sort.Strings(where)
 		id := uuid.New()
-		if err := noteUploads(uploads, t.local, id, off); err != nil {
+		if err := noteUploads(uploads, t.local, id); err != nil {
 			return 0, 0, err
 		}
 		files, err := s.writeFiles(ctx, conn, src, uploads+".tmp", t, strings.Join(where, " OR "), id)
@@ -358,21 +358,21 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 	}
 }
 
-// upload is a line of a segment's uploads list: the id of a write, which
-// every data file it uploads carries in its name, and the offsets its
-// commit was to record. The list lets the redo of a segment after a crash
-// delete the files of a commit that never landed, even of a write the
-// crash cut short.
+// upload is a line of a segment's uploads list: the table and the id of
+// a write, which every data file it uploads carries in its name. The list
+// lets the redo of a segment after a crash delete the files of a commit
+// that never landed, even of a write the crash cut short. (Lists written
+// before also hold the offsets the commit was to record; they are not
+// needed.)
 type upload struct {
-	Table  string                  `json:"table"`
-	Write  uuid.UUID               `json:"write"`
-	Ranges map[int32]iceberg.Range `json:"ranges"`
+	Table string    `json:"table"`
+	Write uuid.UUID `json:"write"`
 }
 
 // noteUploads appends a write to the uploads list, durably, before it
 // uploads anything.
-func noteUploads(path, table string, id uuid.UUID, off iceberg.Offsets) error {
-	line, err := json.Marshal(upload{Table: table, Write: id, Ranges: off.Ranges})
+func noteUploads(path, table string, id uuid.UUID) error {
+	line, err := json.Marshal(upload{Table: table, Write: id})
 	if err != nil {
 		return err
 	}
@@ -392,10 +392,14 @@ func noteUploads(path, table string, id uuid.UUID, off iceberg.Offsets) error {
 }
 
 // removeUncommitted reads a segment's uploads list, left by an export
-// that crashed or failed, and deletes the files of every commit that did
-// not land: its table's end offsets are still at the starts of its ranges.
-// Files of a commit that landed (the ends reached the ranges' ends) stay;
-// when the lake has moved otherwise, they are left for quiver lake gc.
+// that crashed or failed, and deletes the files of each write in it that
+// no snapshot of its table references (Table.RemoveWrites): a write whose
+// commit never landed. The files of one that landed are the table's and
+// stay. The table's offsets cannot tell the two apart once the lake has
+// moved: after a crash another process may take the partitions over and
+// commit past the write's ranges with files of its own, which left the
+// crashed write's files behind as orphans. Only this process could commit
+// the write, and it is redoing the segment, so nothing can still land it.
 func (s *icebergSink) removeUncommitted(ctx context.Context, path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -404,42 +408,26 @@ func (s *icebergSink) removeUncommitted(ctx context.Context, path string) error 
 	if err != nil {
 		return fmt.Errorf("read uploads list: %w", err)
 	}
+	writes := map[string][]uuid.UUID{} // by local table
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var u upload
 		if err := json.Unmarshal([]byte(line), &u); err != nil {
-			continue // a line torn by the crash: its files were never committed either, but are unknown
+			continue // a line torn by the crash: noted before any upload, so none of its files exist
 		}
-		var t *sinkTable
-		for i := range s.tables {
-			if s.tables[i].local == u.Table {
-				t = &s.tables[i]
-			}
-		}
-		if t == nil {
+		writes[u.Table] = append(writes[u.Table], u.Write)
+	}
+	for _, t := range s.tables {
+		ids := writes[t.local]
+		if len(ids) == 0 {
 			continue
 		}
-		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
+		n, err := t.ice.RemoveWrites(ctx, ids...)
 		if err != nil {
-			return err
+			return fmt.Errorf("delete files of a commit that did not land: %w", err)
 		}
-		landed, notLanded := true, true
-		for p, r := range u.Ranges {
-			e, ok := ends[p]
-			landed = landed && ok && e >= r.End
-			notLanded = notLanded && ((!ok && r.First) || (ok && e == r.Start))
-		}
-		switch {
-		case notLanded:
-			n, err := t.ice.RemoveWrite(ctx, u.Write)
-			if err != nil {
-				return fmt.Errorf("delete files of a commit that did not land: %w", err)
-			}
-			lakeRemovedUploads.Add(float64(n))
-			if n > 0 {
-				s.log.Info("deleted the files of a commit that did not land", "table", u.Table, "files", n)
-			}
-		case !landed:
-			s.log.Warn("files of an interrupted commit left for quiver lake gc: the lake moved since", "table", u.Table, "write", u.Write)
+		lakeRemovedUploads.Add(float64(n))
+		if n > 0 {
+			s.log.Info("deleted the files of commits that did not land", "table", t.local, "writes", len(ids), "files", n)
 		}
 	}
 	if err := os.Remove(path); err != nil {

@@ -129,7 +129,7 @@ func createUpload(ctx context.Context, wfs iceio.WriteFileIO, name string) (icei
 // [Table.PrepareParquet] for what they must hold) to the table's data
 // location and returns them, uncommitted, for [Table.CommitFiles]. The
 // local files are left in place. The uploaded files' names carry the
-// write id id, as those of [Table.WriteAs] do (see [Table.RemoveWrite]).
+// write id id, as those of [Table.WriteAs] do (see [Table.RemoveWrites]).
 //
 // Each file is checked through iceberg-go before it is uploaded: its
 // schema must fit the table's current schema, and for a partitioned table

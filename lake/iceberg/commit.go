@@ -163,7 +163,7 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader) (*Files, erro
 
 // WriteAs is Write with the write id that every file's name carries, so
 // that a caller who noted it before writing can find the files of a write
-// that a crash interrupted (see [Table.RemoveWrite]).
+// that a crash interrupted (see [Table.RemoveWrites]).
 func (t *Table) WriteAs(ctx context.Context, id uuid.UUID, rdr array.RecordReader) (*Files, error) {
 	if _, err := t.refresh(ctx); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -34,18 +35,23 @@ func (t *Table) RemoveFiles(ctx context.Context, paths []string) error {
 	return first
 }
 
-// RemoveWrite deletes the data files of write id (see [Table.WriteAs])
+// RemoveWrites deletes the data files of writes ids (see [Table.WriteAs])
 // that no snapshot references: those of a write that was never committed,
 // or whose commit failed. It returns how many it deleted. Files of the
-// write that a snapshot references are left alone.
-func (t *Table) RemoveWrite(ctx context.Context, id uuid.UUID) (int, error) {
+// writes that a snapshot references are left alone. The table's files
+// are listed once, however many writes are given.
+func (t *Table) RemoveWrites(ctx context.Context, ids ...uuid.UUID) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
 	orphans, err := t.Orphans(ctx, 0)
 	if err != nil {
 		return 0, err
 	}
 	var paths []string
 	for _, o := range orphans.Files {
-		if strings.Contains(path.Base(o.Path), id.String()) {
+		name := path.Base(o.Path)
+		if slices.ContainsFunc(ids, func(id uuid.UUID) bool { return strings.Contains(name, id.String()) }) {
 			paths = append(paths, o.Path)
 		}
 	}
