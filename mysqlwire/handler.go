@@ -286,7 +286,10 @@ func (s *session) execute(ctx context.Context, stmt *engine.Stmt, sql string, ou
 	var sent int64
 	defer func() { slot.Finish(s.srv.opts.Classifier, key, sent) }()
 	if query {
-		rows, err := stmt.Query(ctx)
+		// The rows are formatted into the sender's own buffers before
+		// the next batch is read, so the batches' strings may come from
+		// the recycling allocator (Stmt.QueryTransient).
+		rows, err := stmt.QueryTransient(ctx)
 		s.afterStatement(typ, sql)
 		if err != nil {
 			return 0, s.stmtError(ctx, err)

@@ -43,6 +43,46 @@ func TestServer_Query(t *testing.T) {
 		}
 	})
 
+	// A result of many batches, whose strings the server reads from
+	// recycled memory: every value arrives intact, in the text protocol
+	// and in the binary one (a query with a parameter is prepared).
+	t.Run("strings over many batches", func(t *testing.T) {
+		const n = 50_000
+		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE strs AS SELECT range AS n, repeat('ab', (range %% 7)::INTEGER) || 'value_' || range AS s FROM range(%d)", n)); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		for _, tc := range []struct {
+			name string
+			sql  string
+			args []any
+		}{
+			{"text", "SELECT n, s FROM strs ORDER BY n", nil},
+			{"binary", "SELECT n, s FROM strs WHERE n >= ? ORDER BY n", []any{0}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				rows, err := db.Query(tc.sql, tc.args...)
+				if err != nil {
+					t.Fatalf("query: %v", err)
+				}
+				defer rows.Close()
+				i := 0
+				for ; rows.Next(); i++ {
+					var k int64
+					var s string
+					if err := rows.Scan(&k, &s); err != nil {
+						t.Fatalf("scan: %v", err)
+					}
+					if want := strings.Repeat("ab", i%7) + fmt.Sprintf("value_%d", i); k != int64(i) || s != want {
+						t.Fatalf("row %d = %d, %q; want %d, %q", i, k, s, i, want)
+					}
+				}
+				if err := rows.Err(); err != nil || i != n {
+					t.Fatalf("%d rows, err %v; want %d", i, err, n)
+				}
+			})
+		}
+	})
+
 	t.Run("empty result keeps columns", func(t *testing.T) {
 		rows, err := db.Query("SELECT 1 AS a, 'x' AS b WHERE false")
 		if err != nil {
