@@ -15,10 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -393,63 +391,6 @@ func (h *stopHandler) Release(ctx context.Context, topic string, partitions []in
 		h.s.mu.Unlock()
 	}
 	return off, err
-}
-
-// processCPU is the CPU time this process has used, all threads: Go's,
-// DuckDB's and the in-process broker's.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// machineCPU is the busy CPU time of the whole machine (all but idle and
-// I/O wait) from /proc/stat, or 0 when unreadable.
-func machineCPU() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 6 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i != 3 && i != 4 && i < 8 { // not idle, iowait, or guest time (counted in user already)
-			busy += n
-		}
-	}
-	return time.Duration(busy) * 10 * time.Millisecond
-}
-
-// pidCPU is the CPU time (user and system) of process pid from /proc, or
-// 0 when pid is 0 or unreadable.
-func pidCPU(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name, which is in parentheses: utime
-	// and stime are the 12th and 13th, in clock ticks (100 a second).
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // lakeReport builds the suite's tables.

@@ -409,6 +409,7 @@ func picked(i int, share float64) bool {
 // running: a Flight client for (1-MySQLShare) of Idle, then a MySQL one
 // for the rest, so the idle figures mix the protocols as the load does.
 func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
+	cpu0 := takeCPU(l.srv.pid())
 	var probe *probeProc
 	if l.cfg.Probe {
 		var err error
@@ -434,11 +435,15 @@ func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
 		parts = append(parts, w)
 	}
 	idle := mergeWindows(parts)
+	cpu1 := takeCPU(l.srv.pid())
 	if probe != nil {
 		var err error
 		if idle.probe, err = probe.wait(); err != nil {
 			return nil, err
 		}
+		idle.cpu, idle.cpuOK = cpu1.share(cpu0, idle.probe.cpu, true)
+	} else {
+		idle.cpu, idle.cpuOK = cpu1.share(cpu0, 0, false)
 	}
 	return idle, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,6 +91,17 @@ func TestLoad_Short(t *testing.T) {
 	if f, m := lv.fetchByProto[protoFlight], lv.fetchByProto[protoMySQL]; f == nil || m == nil ||
 		int64(len(f.d)+len(m.d)) != lv.ops[opFetch]+int64(lv.fetchCut) || f.p50 <= 0 || m.p99 < m.p50 {
 		t.Errorf("fetch times by protocol %+v: want both protocols, %d fetches and %d cut short in all", lv.fetchByProto, lv.ops[opFetch], lv.fetchCut)
+	}
+	// Where the cores went: the machine's CPUs, with the server, the
+	// bench's clients and the probe each using some, the shares within
+	// what the machine has.
+	for _, w := range []*windowResult{lv, out.idle[0][0]} {
+		c := w.cpu
+		sum := c.server + c.bench + c.probe + c.other + c.steal + c.unused
+		if !w.cpuOK || !c.serverKnown || !c.probeMeasured || c.server <= 0 || c.bench <= 0 || c.probe <= 0 ||
+			c.cores < float64(runtime.NumCPU())-0.5 || sum > c.cores+0.2 {
+			t.Errorf("cores %+v (read %v): want the server, bench and probe each > 0, and no more than the machine's %d CPUs in all", c, w.cpuOK, runtime.NumCPU())
+		}
 	}
 	wc := out.writes
 	if wc == nil || wc.acked == 0 || len(wc.lost) != 0 || len(wc.dups) != 0 {

@@ -75,6 +75,14 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			"but not the bench's Go runtime, whose scheduler runs the load's clients' decoding ahead of a small query's reply.",
 		Columns: []string{"clients", "probe queries", "failed", "probe p50 ms", "probe p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
 	}
+	cores := &Table{
+		Title: "Load: where the machine's cores went over each loaded window",
+		Note: "CPU-seconds per second of the measured window, from /proc/stat and each process's /proc/PID/stat: the server, the bench's own clients, " +
+			"the probe process, every other process on the machine, and time the hypervisor gave these virtual CPUs to other machines while they had work (stolen). " +
+			"Stolen time or other processes take cores from both the load and its measurement, so a ratio from such a window says less about quiver. " +
+			"The last column is the stolen share of the idle window before the level, whose p99 the ratios divide by.",
+		Columns: []string{"clients", "CPUs", "server", "bench clients", "probe", "other processes", "stolen", "unused", "stolen while idle"},
+	}
 	var probeFoot []string
 	for i, n := range cfg.Clients {
 		ws, is := lv[i], idle[i]
@@ -138,6 +146,9 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			row = append(row, fmtMedMS(lp50), fmtMedMS(lp99), fmtMedMS(ilp99), fmtMedX(x))
 		}
 		byProto.Rows = append(byProto.Rows, row)
+		if row := coresRow(n, ws, is); row != nil {
+			cores.Rows = append(cores.Rows, row)
+		}
 		row = []string{fmt.Sprint(n)}
 		cutF := 0
 		for _, w := range ws {
@@ -198,6 +209,9 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	}
 	tp.Footer = strings.Join(foot, "\n")
 	r.Tables = append(r.Tables, tp, lat, byProto, fetches)
+	if len(cores.Rows) > 0 {
+		r.Tables = append(r.Tables, cores)
+	}
 	if len(probes.Rows) > 0 {
 		probes.Footer = strings.Join(probeFoot, "\n")
 		r.Tables = append(r.Tables, probes)
@@ -210,6 +224,50 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	}
 	r.Tables = append(r.Tables, targetsTable(cfg, lv, idle, out))
 	return r
+}
+
+// coresRow is a level's cores table row: the median over its rounds of
+// each share, or nil when no window's counters could be read.
+func coresRow(clients int, ws, idle []*windowResult) []string {
+	var loaded, quiet []cpuShare
+	for _, w := range ws {
+		if w.cpuOK {
+			loaded = append(loaded, w.cpu)
+		}
+	}
+	for _, w := range idle {
+		if w.cpuOK {
+			quiet = append(quiet, w.cpu)
+		}
+	}
+	if len(loaded) == 0 {
+		return nil
+	}
+	med := func(cs []cpuShare, f func(cpuShare) float64) float64 {
+		v := make([]float64, len(cs))
+		for i, c := range cs {
+			v[i] = f(c)
+		}
+		return medianF(v)
+	}
+	m := cpuShare{serverKnown: true, probeMeasured: true}
+	for _, c := range loaded {
+		m.serverKnown = m.serverKnown && c.serverKnown
+		m.probeMeasured = m.probeMeasured && c.probeMeasured
+	}
+	m.cores = med(loaded, func(c cpuShare) float64 { return c.cores })
+	m.server = med(loaded, func(c cpuShare) float64 { return c.server })
+	m.bench = med(loaded, func(c cpuShare) float64 { return c.bench })
+	m.probe = med(loaded, func(c cpuShare) float64 { return c.probe })
+	m.other = med(loaded, func(c cpuShare) float64 { return c.other })
+	m.steal = med(loaded, func(c cpuShare) float64 { return c.steal })
+	m.unused = med(loaded, func(c cpuShare) float64 { return c.unused })
+	idleSteal := "-"
+	if len(quiet) > 0 {
+		idleSteal = fmt.Sprintf("%.2f", med(quiet, func(c cpuShare) float64 { return c.steal }))
+	}
+	row := append([]string{fmt.Sprint(clients), fmt.Sprintf("%.1f", m.cores)}, m.cells()...)
+	return append(row, idleSteal)
 }
 
 // byLevel regroups rounds[round][level] as [level][round].

@@ -63,6 +63,10 @@ type windowResult struct {
 	// probe is what the probe process measured over the window, if one
 	// ran.
 	probe *probeResult
+	// cpu is where the machine's cores went over the window (cpuOK false
+	// where the counters could not be read).
+	cpu   cpuShare
+	cpuOK bool
 	// cutShort of the small latencies are of queries the window's end
 	// cut short, counted with the time they had taken.
 	cutShort int
@@ -225,9 +229,10 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	if loaded {
 		chaos.start(wctx, l, w, clients)
 	}
-	sched := readSched()
+	sched, cpu0 := readSched(), takeCPU(l.srv.pid())
 	wg.Wait()
 	res.dur = time.Since(begin)
+	cpu1 := takeCPU(l.srv.pid())
 	if p := stuck.Load(); p != nil {
 		res.stuck = *p
 	}
@@ -242,6 +247,11 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 			return nil, err
 		}
 	}
+	var probeCPU time.Duration
+	if res.probe != nil {
+		probeCPU = res.probe.cpu
+	}
+	res.cpu, res.cpuOK = cpu1.share(cpu0, probeCPU, res.probe != nil)
 	for _, c := range clients {
 		c.drop()
 	}

@@ -163,6 +163,8 @@ type probeResult struct {
 	failed   int64
 	// first is the probe's first failure, if any failed.
 	first string
+	// cpu is the probe process's user and system time.
+	cpu time.Duration
 }
 
 // wait waits for the probe to finish and reads what it measured.
@@ -179,7 +181,7 @@ func (p *probeProc) wait() (*probeResult, error) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("probe results %s: %w", filepath.Base(p.out), err)
 	}
-	res := &probeResult{}
+	res := &probeResult{cpu: p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()}
 	for _, t := range rep.Tables {
 		if f, ok := strings.CutPrefix(t.Footer, firstFailure); ok {
 			res.first = f
