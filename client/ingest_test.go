@@ -41,7 +41,7 @@ var errSourceGone = errors.New("source went away")
 func TestClient_Ingest(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := makeRows(mem, 0, 50000, 10000)
 	defer releaseAll(recs)
 	create := &flightsql.TableDefinitionOptions{

@@ -81,7 +81,7 @@ func TestClient_Load(t *testing.T) {
 	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) }) // after the readers' cleanups
+	t.Cleanup(func() { testutil.WaitFreed(t, mem) }) // after the readers' cleanups
 	c := testutil.Dial(t, srv, client.Config{Allocator: mem})
 	first := makeRows(mem, 0, 30000, 10000)
 	second := makeRows(mem, 30000, 50000, 20000)

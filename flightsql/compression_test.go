@@ -358,7 +358,7 @@ func TestCompression_DoPutIngest(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{})
 	c := testutil.Dial(t, srv, client.Config{})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},

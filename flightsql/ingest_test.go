@@ -106,7 +106,7 @@ func startChecked(t *testing.T) (*server.Server, *client.Client, *memory.Checked
 func TestServer_IngestModes(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 3, 1000)
 	defer releaseAll(recs)
 	// Each case starts from a table "t" holding 10 rows with columns
@@ -227,7 +227,7 @@ func TestServer_IngestModes(t *testing.T) {
 func TestServer_IngestNamespaces(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 1, 100)
 	defer releaseAll(recs)
 	ctx := context.Background()
@@ -316,7 +316,7 @@ func txnScalar(t *testing.T, c *client.Client, txn *flightsql.Txn, sql string) s
 func TestServer_IngestTransaction(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 2, 500)
 	defer releaseAll(recs)
 	ctx := c.Context(context.Background())
@@ -362,7 +362,7 @@ func TestServer_IngestTransaction(t *testing.T) {
 func TestServer_IngestNestedTypes(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
@@ -431,7 +431,7 @@ func TestServer_IngestNestedTypes(t *testing.T) {
 func TestServer_IngestMismatch(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	ctx := context.Background()
 	if _, err := c.Exec(ctx, "CREATE TABLE mm (id INTEGER, name VARCHAR); INSERT INTO mm VALUES (1, 'one')"); err != nil {
 		t.Fatal(err)
@@ -575,7 +575,7 @@ func TestServer_IngestClientGoesAway(t *testing.T) {
 	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	// Five batches hold more than a row group, so the server has
 	// regrouped and read some before the client goes away.
 	recs := flatBatches(mem, 0, 8, 30000)
@@ -643,7 +643,7 @@ func TestServer_IngestClientGoesAway(t *testing.T) {
 func TestServer_IngestCompressed(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 4, 20000)
 	defer releaseAll(recs)
 	tests := []struct {
@@ -679,7 +679,7 @@ func TestServer_IngestReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 1, 10)
 	defer releaseAll(recs)
 	for _, tt := range []struct {
@@ -717,7 +717,7 @@ func TestServer_PreparedParamBatches(t *testing.T) {
 	_, c, _ := startChecked(t)
 	ctx := c.Context(context.Background())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	if _, err := c.Exec(ctx, "CREATE TABLE pb (id INTEGER PRIMARY KEY, name VARCHAR, note VARCHAR DEFAULT 'd'); "+
 		"ATTACH ':memory:' AS other; CREATE TABLE other.main.pb (id INTEGER PRIMARY KEY, name VARCHAR, note VARCHAR DEFAULT 'd'); CREATE VIEW all_pb AS FROM pb UNION ALL FROM other.main.pb"); err != nil {
 		t.Fatal(err)
@@ -790,7 +790,7 @@ func TestServer_PreparedParamBatchesInTransaction(t *testing.T) {
 	_, c, _ := startChecked(t)
 	ctx := c.Context(context.Background())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	if _, err := c.Exec(ctx, "CREATE TABLE pt (id BIGINT, name VARCHAR)"); err != nil {
 		t.Fatal(err)
 	}
@@ -845,7 +845,7 @@ func TestServer_PreparedParamBatchesInTransaction(t *testing.T) {
 func TestServer_IngestConcurrent(t *testing.T) {
 	_, c, _ := startChecked(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer testutil.WaitFreed(t, mem)
 	recs := flatBatches(mem, 0, 2, 5000)
 	defer releaseAll(recs)
 	if _, err := c.Exec(context.Background(), "CREATE TABLE shared (id BIGINT, name VARCHAR)"); err != nil {

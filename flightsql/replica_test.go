@@ -117,7 +117,7 @@ func TestReplica_PreparedOnAnotherServer(t *testing.T) {
 	a, b := reps[0], reps[1]
 	ctxA, ctxB := a.client.Context(context.Background()), b.client.Context(context.Background())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	t.Cleanup(func() { testutil.WaitFreed(t, mem) })
 
 	t.Run("no parameters", func(t *testing.T) {
 		ps, err := a.client.SQL().Prepare(ctxA, "SELECT id FROM small WHERE id % 2 = 0")
