@@ -6,7 +6,7 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run install test long-test lint deps s3 bench bench-clients interop clean console-assets
+.PHONY: build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
@@ -49,6 +49,12 @@ s3:
 
 test: deps s3 console-assets
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
+
+# race runs the packages where concurrent requests share state under Go's
+# race detector: admission, the memory pools, IPC, auth, the Flight SQL
+# and MySQL servers, and the client.
+race: deps s3 console-assets
+	$(GO) test -race -tags $(TAGS) -count=1 -timeout 30m ./admit/ ./mempool/ ./ipcx/ ./auth/ ./flightsql/ ./mysqlwire/ ./client/
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
 # 1,000 clients for 5 minutes with kills, slow readers and a restart,
