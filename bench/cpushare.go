@@ -68,11 +68,8 @@ func machineCPU() time.Duration {
 }
 
 // pidCPU is the CPU time (user and system) of process pid from /proc, or
-// 0 when pid is 0 or unreadable.
+// 0 when pid is 0 or unreadable (there is no /proc/0).
 func pidCPU(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
 	d, _ := procCPU(pid)
 	return d
 }
@@ -137,10 +134,10 @@ type cpuShare struct {
 	serverKnown, probeMeasured bool
 }
 
-// share is what happened between a and b (a taken first); probe is the
-// probe process's CPU time in the window, if one ran. ok is false when
-// either snapshot is incomplete.
-func (b cpuSnap) share(a cpuSnap, probe time.Duration, probeRan bool) (cpuShare, bool) {
+// share is what happened between a and b (a taken first); probe is what
+// the probe process measured in the window, nil if none ran. ok is false
+// when either snapshot is incomplete.
+func (b cpuSnap) share(a cpuSnap, probe *probeResult) (cpuShare, bool) {
 	wall := b.at.Sub(a.at).Seconds()
 	if !a.ok || !b.ok || wall <= 0 || b.machine.total < a.machine.total {
 		return cpuShare{}, false
@@ -151,14 +148,14 @@ func (b cpuSnap) share(a cpuSnap, probe time.Duration, probeRan bool) (cpuShare,
 		bench:         per(b.self - a.self),
 		steal:         per(b.machine.steal - a.machine.steal),
 		serverKnown:   a.serverPID == b.serverPID && b.server >= a.server,
-		probeMeasured: probeRan,
+		probeMeasured: probe != nil,
 	}
 	busy := per(b.machine.busy - a.machine.busy)
 	if c.serverKnown {
 		c.server = per(b.server - a.server)
 	}
-	if probeRan {
-		c.probe = per(probe)
+	if probe != nil {
+		c.probe = per(probe.cpu)
 	}
 	c.other = max(busy-c.server-c.bench-c.probe, 0)
 	c.unused = max(c.cores-busy-c.steal, 0)

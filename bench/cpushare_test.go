@@ -82,7 +82,11 @@ func TestCPUShare(t *testing.T) {
 		{"unreadable", cpuSnap{at: t0.Add(10 * s)}, 0, false, cpuShare{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := tc.b.share(a, tc.probe, tc.probeRan)
+			var probe *probeResult
+			if tc.probeRan {
+				probe = &probeResult{cpu: tc.probe}
+			}
+			got, ok := tc.b.share(a, probe)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}

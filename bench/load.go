@@ -441,10 +441,8 @@ func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
 		if idle.probe, err = probe.wait(); err != nil {
 			return nil, err
 		}
-		idle.cpu, idle.cpuOK = cpu1.share(cpu0, idle.probe.cpu, true)
-	} else {
-		idle.cpu, idle.cpuOK = cpu1.share(cpu0, 0, false)
 	}
+	idle.cpu, idle.cpuOK = cpu1.share(cpu0, idle.probe)
 	return idle, nil
 }
 

@@ -247,11 +247,7 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 			return nil, err
 		}
 	}
-	var probeCPU time.Duration
-	if res.probe != nil {
-		probeCPU = res.probe.cpu
-	}
-	res.cpu, res.cpuOK = cpu1.share(cpu0, probeCPU, res.probe != nil)
+	res.cpu, res.cpuOK = cpu1.share(cpu0, res.probe)
 	for _, c := range clients {
 		c.drop()
 	}
