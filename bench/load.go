@@ -54,6 +54,14 @@ type LoadConfig struct {
 	// each level: one client, point lookups and aggregates only, nothing
 	// else running. 0: 10 s.
 	Idle time.Duration
+	// ClientProcs, above 1, runs each loaded window's clients in that
+	// many processes of their own (quiver bench load-clients), each with
+	// its share of every protocol, instead of in the bench's: clients on
+	// machines of their own share no Go scheduler, where a small query's
+	// reply waits to run behind the other clients' decoding. The chaos
+	// step's kills and restarts and the writers need the clients in the
+	// bench's process. 0 or 1: the bench's own process.
+	ClientProcs int
 	// Probe also times point lookups from a process of its own (quiver
 	// bench probe) over each idle and loaded window: a client that
 	// shares no Go runtime with the load's clients.
@@ -160,8 +168,10 @@ func (c *LoadConfig) validate() error {
 		return errors.New("load: shares must be between 0 and 1")
 	case c.FetchRows <= 0 || c.AggRows <= 0 || c.AbortRows < 0:
 		return errors.New("load: fetch and aggregate rows must be positive")
-	case c.AbortStreams < 0 || c.AbortRounds < 0 || c.AbortParallel < 0 || c.LoginParallel < 0:
+	case c.AbortStreams < 0 || c.AbortRounds < 0 || c.AbortParallel < 0 || c.LoginParallel < 0 || c.ClientProcs < 0:
 		return errors.New("load: counts must not be negative")
+	case c.ClientProcs > 1 && (c.Chaos.KillEvery > 0 || c.Chaos.RestartAt > 0 || c.WriteShare > 0):
+		return errors.New("load: the chaos step's kills and restarts, and writers, run with the clients in the bench's own process: use 1 client process")
 	}
 	for _, n := range c.Clients {
 		if n < 1 {
@@ -208,8 +218,9 @@ type loadOutcome struct {
 	// hwm is the server's VmHWM at the end: that of the process the
 	// levels ran on (the last one, after a restart).
 	hwm int64
-	// benchRSS is this process's peak RSS: the clients' side.
-	benchRSS int64
+	// benchRSS is the clients' side's peak RSS: this process's, or the
+	// largest client process's (clientRSS) when ClientProcs ran them.
+	benchRSS, clientRSS int64
 }
 
 // loadRun is one run of the suite: its server, clients' target and SQL.
@@ -223,6 +234,10 @@ type loadRun struct {
 	// baseGoroutines is the server's goroutine count with nothing
 	// running, for settling between windows.
 	baseGoroutines int
+	// dir holds the run's files; clientRSS is the largest peak RSS of
+	// the client processes (ClientProcs).
+	dir       string
+	clientRSS int64
 }
 
 func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, error) {
@@ -259,7 +274,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, erro
 	defer srv.stop(cfg.Chaos.Drain + time.Minute)
 	flight, mysql := srv.addrs()
 	l := &loadRun{
-		cfg: cfg, log: log, srv: srv, ids: &idSource{},
+		cfg: cfg, log: log, srv: srv, ids: &idSource{}, dir: dir,
 		target: loadTarget{flight: flight, mysql: mysql, user: loadUser, password: password, mem: mempool.New()},
 		q:      loadSQL{rows: max(cfg.FetchRows, cfg.AggRows, cfg.AbortRows), aggRows: cfg.AggRows, fetchRows: cfg.FetchRows},
 	}
@@ -317,7 +332,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, erro
 		}
 	}
 	_, out.hwm = srv.memory()
-	out.benchRSS = selfMaxRSS()
+	out.benchRSS, out.clientRSS = max(selfMaxRSS(), l.clientRSS), l.clientRSS
 	return loadReport(cfg, flags, out), out, nil
 }
 

@@ -56,14 +56,7 @@ func TestLong_LoadChaos(t *testing.T) {
 		AbortStreams: 1000, AbortRounds: 3, AbortParallel: 100, Settle: 5 * time.Second,
 		Chaos: Chaos{KillEvery: 200 * time.Millisecond, SlowReaders: 5, SlowRate: 1 << 20, RestartAt: dur / 2, Drain: 10 * time.Second},
 	}
-	rep, out, err := loadSuite(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.Print(&b)
-	t.Logf("\n%s", b.String())
-
+	out := runLoadSuite(ctx, t, cfg)
 	lv := out.levels[0][0]
 	if lv.other != 0 {
 		t.Errorf("%d errors other than RESOURCE_EXHAUSTED outside the restart: %s", lv.other, errorSummary(out.levels))

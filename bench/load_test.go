@@ -48,28 +48,9 @@ func TestLoad_Short(t *testing.T) {
 		// server is mid-stream when each is cancelled.
 		AbortStreams: 100, AbortRounds: 2, AbortParallel: 20, AbortRows: 1_000_000, Settle: 2 * time.Second,
 	}
-	rep, out, err := loadSuite(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.Print(&b)
-	t.Logf("\n%s", b.String())
-
+	out := runLoadSuite(ctx, t, cfg)
 	lv := out.levels[0][0]
-	if got, want := [2]int{lv.flight, lv.mysql}, [2]int{48, 12}; got != want {
-		t.Errorf("Flight and MySQL clients %v, want %v", got, want)
-	}
-	if lv.other != 0 {
-		t.Errorf("%d errors other than RESOURCE_EXHAUSTED: %s", lv.other, errorSummary(out.levels))
-	}
-	for i, c := range lv.perClient {
-		for k := opPoint; k <= opFetch; k++ {
-			if c.ops[k] == 0 {
-				t.Errorf("client %d completed no %s: %s", i, opNames[k], c)
-			}
-		}
-	}
+	checkLevel(t, out, 48, 12)
 	if got := lv.ops[opWrite]; got == 0 {
 		t.Errorf("no write completed")
 	}
@@ -120,6 +101,43 @@ func TestLoad_Short(t *testing.T) {
 		if !within(s.goroutines, a.base.goroutines, 0.10, 10) {
 			t.Errorf("%s: server goroutines %d, baseline %d: the aborted streams' goroutines did not end",
 				s.step, s.goroutines, a.base.goroutines)
+		}
+	}
+}
+
+// runLoadSuite runs the load suite and logs its report.
+func runLoadSuite(ctx context.Context, t *testing.T, cfg LoadConfig) *loadOutcome {
+	t.Helper()
+	rep, out, err := loadSuite(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	t.Logf("\n%s", b.String())
+	return out
+}
+
+// checkLevel checks the first level of a run without restarts: its
+// clients of each protocol, no error but documented refusals, and every
+// client through each of its reads at least once.
+func checkLevel(t *testing.T, out *loadOutcome, flight, mysql int) {
+	t.Helper()
+	lv := out.levels[0][0]
+	if got, want := [2]int{lv.flight, lv.mysql}, [2]int{flight, mysql}; got != want {
+		t.Errorf("Flight and MySQL clients %v, want %v", got, want)
+	}
+	if lv.other != 0 {
+		t.Errorf("%d errors other than RESOURCE_EXHAUSTED: %s", lv.other, errorSummary(out.levels))
+	}
+	if len(lv.perClient) != flight+mysql {
+		t.Errorf("%d clients' summaries, want %d", len(lv.perClient), flight+mysql)
+	}
+	for i, c := range lv.perClient {
+		for k := opPoint; k <= opFetch; k++ {
+			if c.ops[k] == 0 {
+				t.Errorf("client %d completed no %s: %s", i, opNames[k], c)
+			}
 		}
 	}
 }

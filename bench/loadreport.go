@@ -39,6 +39,12 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	if cfg.WriteShare > 0 {
 		note += fmt.Sprintf(" %.0f%% of the clients also INSERT a row after each read.", 100*cfg.WriteShare)
 	}
+	waiters := "the bench process's goroutines"
+	if cfg.ClientProcs > 1 {
+		note += fmt.Sprintf(" A loaded level's clients run in %d processes of their own (quiver bench load-clients), each with its share of both protocols, "+
+			"as clients on machines of their own share no Go scheduler; the idle clients run in the bench's.", cfg.ClientProcs)
+		waiters = "the client processes' goroutines"
+	}
 	lv := byLevel(out.levels)
 	idle := byLevel(out.idle)
 
@@ -52,8 +58,8 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		Title: "Load: small-query latency (point + aggregate) against idle, same run",
 		Note: fmt.Sprintf("Idle: one client, small queries only, for %v before each level (Flight and MySQL in the load's proportion). "+
 			"Small queries still running when a window ends count with the time they had taken (cut short). "+
-			"Run wait: how long the bench process's goroutines waited to run, once runnable, over the loaded window (Go's /sched/latencies); "+
-			"a small query's reply waits in that queue, several times per query, behind the other clients' decoding.", cfg.Idle),
+			"Run wait: how long %s waited to run, once runnable, over the loaded window (Go's /sched/latencies); "+
+			"a small query's reply waits in that queue, several times per query, behind the other clients' decoding.", cfg.Idle, waiters),
 		Columns: []string{"clients", "small queries", "cut short", "small p50 ms", "small p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99",
 			"run wait p50 ms", "run wait p99 ms"},
 	}
@@ -202,8 +208,12 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
 		foot = append(foot, fmt.Sprintf("Fetch rows/s at 300 clients over at 64: %s (target ≥ %.1f×).", fmtX(x), targetFetchRatio))
 	}
-	foot = append(foot, fmt.Sprintf("Server VmHWM at the end: %d MB (every level, idle windows included); the bench process's own peak RSS (its clients): %d MB.",
-		out.hwm>>20, out.benchRSS>>20))
+	clientsRSS := "the bench process's own peak RSS (its clients)"
+	if out.clientRSS > 0 {
+		clientsRSS = "the largest peak RSS of the bench process and its client processes"
+	}
+	foot = append(foot, fmt.Sprintf("Server VmHWM at the end: %d MB (every level, idle windows included); %s: %d MB.",
+		out.hwm>>20, clientsRSS, out.benchRSS>>20))
 	if s := errorSummary(out.levels); s != "" {
 		foot = append(foot, "Errors by class: "+s)
 	}

@@ -158,23 +158,21 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	defer sampler.end()
 
 	// Ramp up: log every client in before the window starts, so that the
-	// window measures queries and not a login storm.
+	// window measures queries and not a login storm. In client processes
+	// (ClientProcs), each logs its own share in.
 	start := time.Now()
-	sem := make(chan struct{}, l.cfg.LoginParallel)
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if err := c.connect(ctx); err != nil && ctx.Err() == nil {
-				c.failed(err)
+	var procs []*clientProc
+	if loaded && l.cfg.ClientProcs > 1 {
+		var err error
+		if procs, err = l.startClientProcs(ctx, clients, l.cfg.ClientProcs); err != nil {
+			return nil, err
+		}
+		defer func() {
+			for _, p := range procs {
+				p.kill()
 			}
 		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	} else if err := loginAll(ctx, clients, l.cfg.LoginParallel); err != nil {
 		return nil, err
 	}
 	res.ramp = time.Since(start)
@@ -201,7 +199,16 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 		cancel()
 	})
 	defer end.Stop()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		if err := p.window(w.from, w.from.Add(d)); err != nil {
+			return nil, fmt.Errorf("client process: %w", err)
+		}
+	}
 	for _, c := range clients {
+		if procs != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -230,14 +237,21 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 		chaos.start(wctx, l, w, clients)
 	}
 	sched, cpu0 := readSched(), takeCPU(l.srv.pid())
-	wg.Wait()
-	res.dur = time.Since(begin)
-	cpu1 := takeCPU(l.srv.pid())
-	if p := stuck.Load(); p != nil {
-		res.stuck = *p
+	var cpu1 cpuSnap
+	if procs != nil {
+		if err := l.waitClientProcs(procs, begin, sched, &cpu1, res); err != nil {
+			return nil, err
+		}
+	} else {
+		wg.Wait()
+		res.dur = time.Since(begin)
+		cpu1 = takeCPU(l.srv.pid())
+		now := readSched()
+		res.sched50, res.sched99 = now.since(sched, 0.5), now.since(sched, 0.99)
 	}
-	now := readSched()
-	res.sched50, res.sched99 = now.since(sched, 0.5), now.since(sched, 0.99)
+	if p := stuck.Load(); p != nil {
+		res.stuck = *p + res.stuck
+	}
 	if err := chaos.wait(); err != nil {
 		return nil, err
 	}

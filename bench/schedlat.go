@@ -31,24 +31,51 @@ func readSched() schedHist {
 // since returns the q-quantile of the waits recorded between a and b (a
 // taken first), as the upper bound of its bucket; 0 when none were.
 func (b schedHist) since(a schedHist, q float64) time.Duration {
+	return b.delta(a).quantile(q)
+}
+
+// delta is what was recorded between a and b (a taken first); empty when
+// either could not be read.
+func (b schedHist) delta(a schedHist) schedHist {
 	if len(b.counts) == 0 || len(a.counts) != len(b.counts) {
-		return 0
+		return schedHist{}
 	}
-	var total uint64
+	d := schedHist{counts: make([]uint64, len(b.counts)), buckets: b.buckets}
 	for i := range b.counts {
-		total += b.counts[i] - a.counts[i]
+		d.counts[i] = b.counts[i] - a.counts[i]
+	}
+	return d
+}
+
+// add adds counts, recorded against h's buckets, to h.
+func (h *schedHist) add(counts []uint64) bool {
+	if len(counts) != len(h.counts) {
+		return false
+	}
+	for i, n := range counts {
+		h.counts[i] += n
+	}
+	return true
+}
+
+// quantile is the q-quantile of the waits in h, as the upper bound of its
+// bucket; 0 when none were recorded.
+func (h schedHist) quantile(q float64) time.Duration {
+	var total uint64
+	for _, n := range h.counts {
+		total += n
 	}
 	if total == 0 {
 		return 0
 	}
 	want := uint64(math.Ceil(q * float64(total)))
 	var acc uint64
-	for i := range b.counts {
-		acc += b.counts[i] - a.counts[i]
+	for i, n := range h.counts {
+		acc += n
 		if acc >= max(want, 1) {
-			hi := b.buckets[i+1]
+			hi := h.buckets[i+1]
 			if math.IsInf(hi, 1) {
-				hi = b.buckets[i]
+				hi = h.buckets[i]
 			}
 			return time.Duration(hi * float64(time.Second))
 		}

@@ -28,6 +28,7 @@ func init() {
 			cfg.ServerFlags = append(cfg.ServerFlags, strings.Fields(v)...)
 			return nil
 		})
+		fs.IntVar(&cfg.ClientProcs, "client-procs", 8, "run each loaded level's clients in this many processes of their own (quiver bench load-clients), each with its share of both protocols, as clients on machines of their own share no Go scheduler; 1: all in the bench's process (which --kill-every, --restart-at and --write-share need)")
 		fs.IntVar(&cfg.ServerNice, "server-nice", 10, "run quiver serve at this nice value, below the clients' priority, so that they get a core when they have work, as clients on machines of their own would (0: at the bench's own priority)")
 		fs.IntVar(&cfg.AbortStreams, "abort-streams", 1000, "DoGets per round of the abort step, each read to its first batch and cancelled (0: no abort step)")
 		fs.IntVar(&cfg.AbortRounds, "abort-rounds", 3, "rounds of the abort step")
@@ -70,8 +71,10 @@ func init() {
 				return nil, usagef("--server-nice must be between 0 and 19")
 			case cfg.AggRows < 1:
 				return nil, usagef("--agg-rows must be at least 1")
-			case cfg.LoginParallel < 1 || cfg.AbortParallel < 1:
-				return nil, usagef("--login-parallel and --abort-parallel must be at least 1")
+			case cfg.LoginParallel < 1 || cfg.AbortParallel < 1 || cfg.ClientProcs < 1:
+				return nil, usagef("--login-parallel, --abort-parallel and --client-procs must be at least 1")
+			case cfg.ClientProcs > 1 && (cfg.Chaos.KillEvery > 0 || cfg.Chaos.RestartAt > 0 || cfg.WriteShare > 0):
+				return nil, usagef("--kill-every, --restart-at and --write-share need the clients in the bench's process: use --client-procs 1")
 			case cfg.AbortStreams < 0 || cfg.AbortRounds < 1 || cfg.Chaos.SlowReaders < 0 || *slowRate < 1:
 				return nil, usagef("--abort-streams and --slow-readers must not be negative, --abort-rounds and --slow-rate at least 1")
 			case cfg.Settle < 0 || cfg.AbortLate < 0 || cfg.Chaos.KillEvery < 0 || cfg.Chaos.RestartAt < 0 || cfg.Chaos.Drain < 0:
