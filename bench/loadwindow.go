@@ -205,18 +205,17 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 			return nil, fmt.Errorf("client process: %w", err)
 		}
 	}
-	for _, c := range clients {
-		if procs != nil {
-			break
+	if procs == nil {
+		for _, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if warm > 0 && !sleepCtx(wctx, time.Duration(c.rnd.Int64N(int64(warm)))) {
+					return
+				}
+				c.run(wctx, w, c.kinds())
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if warm > 0 && !sleepCtx(wctx, time.Duration(c.rnd.Int64N(int64(warm)))) {
-				return
-			}
-			c.run(wctx, w, c.kinds())
-		}()
 	}
 	if !sleepCtx(wctx, time.Until(w.from)) {
 		wg.Wait()
