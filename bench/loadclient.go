@@ -188,9 +188,10 @@ const mysqlRun = 4096
 
 // yieldToOthers is called by a client reading a result after each batch
 // (Flight) or each mysqlRun rows (MySQL): it yields the goroutine's Go
-// processor. The bench's clients share one Go runtime, where a goroutine
-// that reads a large result runs until it blocks or is preempted, 10 ms
-// later; a small query's reply, once it arrives, waits to run behind
+// processor. The clients of one process (the bench's, or each client
+// process's share: LoadConfig.ClientProcs) share its Go runtime, where a
+// goroutine that reads a large result runs until it blocks or is
+// preempted, 10 ms later; a small query's reply, once it arrives, waits to run behind
 // every such goroutine ahead of it, several times per query. A client on
 // a machine of its own never waits behind another's decoding. At 1,000
 // clients, nine alternated pairs of runs (README, "The bench's clients

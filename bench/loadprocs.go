@@ -114,11 +114,12 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 	t := loadTarget{flight: spec.Flight, mysql: spec.MySQL, user: spec.User, password: password, mem: mempool.New()}
 	q := loadSQL{rows: spec.Rows, aggRows: spec.AggRows, fetchRows: spec.FetchRows}
 	clients := make([]*loadClient, len(spec.Clients))
+	ids := &idSource{} // unused: client processes run no writers
 	for i, cs := range spec.Clients {
 		if cs.Proto != protoFlight && cs.Proto != protoMySQL {
 			return fmt.Errorf("client %d: unknown protocol %q", cs.ID, cs.Proto)
 		}
-		clients[i] = newLoadClient(cs.ID, cs.Proto, t, q, &idSource{})
+		clients[i] = newLoadClient(cs.ID, cs.Proto, t, q, ids)
 		clients[i].slowRate = cs.SlowRate
 	}
 	defer func() {
@@ -151,21 +152,7 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 	})
 	defer timer.Stop()
 	var wg sync.WaitGroup
-	warmStart := from.Add(-spec.Warm)
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			at := warmStart
-			if spec.Warm > 0 {
-				at = at.Add(time.Duration(c.rnd.Int64N(int64(spec.Warm))))
-			}
-			if !sleepCtx(wctx, time.Until(at)) {
-				return
-			}
-			c.run(wctx, w, c.kinds())
-		}()
-	}
+	startClients(wctx, clients, w, spec.Warm, &wg)
 	sleepCtx(wctx, time.Until(from))
 	sched0, cpu0 := readSched(), processCPU()
 	wg.Wait()
@@ -211,14 +198,32 @@ func loginAll(ctx context.Context, clients []*loadClient, parallel int) error {
 	return ctx.Err()
 }
 
+// startClients starts each client's loop at a random moment of the
+// warm-up, the warm before w.from, to run until ctx ends; wg counts them.
+func startClients(ctx context.Context, clients []*loadClient, w *loadWindow, warm time.Duration, wg *sync.WaitGroup) {
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := w.from.Add(-warm)
+			if warm > 0 {
+				at = at.Add(time.Duration(c.rnd.Int64N(int64(warm))))
+			}
+			if !sleepCtx(ctx, time.Until(at)) {
+				return
+			}
+			c.run(ctx, w, c.kinds())
+		}()
+	}
+}
+
 // clientProc is one running client process, from the parent's side.
 type clientProc struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	lines   *bufio.Reader
 	out     string
-	logs    *strings.Builder
-	logsMu  *sync.Mutex
+	logs    syncBuilder // its stderr
 	clients []*loadClient
 }
 
@@ -268,13 +273,12 @@ func (l *loadRun) startClientProc(ctx context.Context, i int, spec ClientsSpec, 
 	if err := os.WriteFile(specPath, b, 0o600); err != nil {
 		return nil, err
 	}
-	p := &clientProc{out: filepath.Join(l.dir, fmt.Sprintf("clients-%d-out.json", i)), clients: share,
-		logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
+	p := &clientProc{out: filepath.Join(l.dir, fmt.Sprintf("clients-%d-out.json", i)), clients: share}
 	os.Remove(p.out)
 	p.cmd = exec.CommandContext(ctx, l.cfg.Bin, "bench", "load-clients", "--spec", specPath, "--out", p.out)
 	// The password goes by the environment, never the command line.
 	p.cmd.Env = append(os.Environ(), "QUIVER_PASSWORD="+l.target.password)
-	p.cmd.Stderr = lockedWriter{p.logs, p.logsMu}
+	p.cmd.Stderr = &p.logs
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -294,8 +298,6 @@ func (p *clientProc) expect(want string) error {
 	line, err := p.lines.ReadString('\n')
 	if got := strings.TrimSpace(line); got != want {
 		p.kill()
-		p.logsMu.Lock()
-		defer p.logsMu.Unlock()
 		return fmt.Errorf("client process %d: want %q, got %q (%v): %s", p.cmd.Process.Pid, want, got, err, strings.TrimSpace(p.logs.String()))
 	}
 	return nil
@@ -314,8 +316,6 @@ func (p *clientProc) results() (*clientsResult, error) {
 	p.stdin.Close()
 	io.Copy(io.Discard, p.lines) // its report, which the bench does not need
 	if err := p.cmd.Wait(); err != nil {
-		p.logsMu.Lock()
-		defer p.logsMu.Unlock()
 		return nil, fmt.Errorf("client process: %w: %s", err, p.logs.String())
 	}
 	b, err := os.ReadFile(p.out)
@@ -382,21 +382,29 @@ func (l *loadRun) waitClientProcs(procs []*clientProc, begin time.Time, sched0 s
 	return nil
 }
 
+// kill ends the process if it has not exited yet.
 func (p *clientProc) kill() {
-	if p.cmd.Process != nil {
+	if p.cmd.Process != nil && p.cmd.ProcessState == nil {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 	}
 }
 
-// lockedWriter serialises writes to a strings.Builder that is also read.
-type lockedWriter struct {
-	b  *strings.Builder
-	mu *sync.Mutex
+// syncBuilder is a strings.Builder that one goroutine may write while
+// another reads it.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
 }
 
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

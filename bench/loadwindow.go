@@ -206,16 +206,7 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 		}
 	}
 	if procs == nil {
-		for _, c := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if warm > 0 && !sleepCtx(wctx, time.Duration(c.rnd.Int64N(int64(warm)))) {
-					return
-				}
-				c.run(wctx, w, c.kinds())
-			}()
-		}
+		startClients(wctx, clients, w, warm, &wg)
 	}
 	if !sleepCtx(wctx, time.Until(w.from)) {
 		wg.Wait()
