@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,30 @@ func TestBenchProbe_NoServerExits1(t *testing.T) {
 	code := run([]string{"bench", "probe", "--flight", "127.0.0.1:1", "--user", "u", "--duration", "1s"}, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "bench probe: log in to 127.0.0.1:1") {
 		t.Errorf("exit %d, stderr %q; want 1 and the address it could not log in to", code, stderr.String())
+	}
+}
+
+// TestBenchLoadClients_BadSpec checks that a client process given a spec
+// it cannot read, or one that is not JSON, exits 1 saying which, before it
+// connects anywhere.
+func TestBenchLoadClients_BadSpec(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("{clients: lots"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, spec, want string
+	}{
+		{"missing file", filepath.Join(dir, "none.json"), "read the clients' spec"},
+		{"not JSON", garbage, "clients' spec " + garbage},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run([]string{"bench", "load-clients", "--spec", tt.spec, "--out", filepath.Join(dir, "out.json")}, &stderr)
+			if code != 1 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr.String(), tt.want)
+			}
+		})
 	}
 }
