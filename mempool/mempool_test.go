@@ -31,21 +31,24 @@ func TestAllocator_Classes(t *testing.T) {
 
 func TestAllocator_Recycles(t *testing.T) {
 	p := New()
-	a := p.Allocate(1 << 20)
-	a[0], a[len(a)-1] = 1, 2
-	p.Free(a)
-	// sync.Pool may drop it (a collection, or another P), so look a few
-	// times; within one goroutine and no collection it comes back.
+	// sync.Pool may drop what it is given (a collection, another P, or,
+	// under the race detector, one Put in four on purpose), so free and
+	// allocate several times: within one goroutine some freed buffer comes
+	// back, with the length asked for.
 	reused := false
-	for range 4 {
-		b := p.Allocate(1<<20 - 10)
-		if unsafe.SliceData(b) == unsafe.SliceData(a) {
-			reused = true
-			if len(b) != 1<<20-10 {
-				t.Fatalf("recycled buffer has len %d", len(b))
-			}
+	var last []byte
+	for i := range 20 {
+		n := 1<<20 - i
+		b := p.Allocate(n)
+		if len(b) != n {
+			t.Fatalf("Allocate(%d): len %d", n, len(b))
 		}
+		if last != nil && unsafe.SliceData(b) == unsafe.SliceData(last) {
+			reused = true
+		}
+		b[0], b[len(b)-1] = 1, 2
 		p.Free(b)
+		last = b
 	}
 	if !reused {
 		t.Error("a freed buffer was never handed out again")
