@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/quiverdata/quiver/internal/syncbuf"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -32,29 +33,10 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer is a bytes.Buffer loggers may write to from several
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newTestGuard(t *testing.T, user, addr Limit) (*Guard, *fakeClock, *syncBuffer) {
+func newTestGuard(t *testing.T, user, addr Limit) (*Guard, *fakeClock, *syncbuf.Buffer) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	g, err := NewGuard(WithLimits(user, addr), WithGuardClock(clock.Now),
 		WithAuditLog(slog.New(slog.NewTextHandler(log, nil)).With("audit", true)))
 	if err != nil {

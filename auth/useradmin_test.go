@@ -13,14 +13,16 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/internal/syncbuf"
 )
 
 // loadTestUsersFile loads writeTestUsersFile's file into a live Store and
 // returns both, with the audit log.
-func loadTestUsersFile(t *testing.T) (*UsersFile, *Store, *syncBuffer) {
+func loadTestUsersFile(t *testing.T) (*UsersFile, *Store, *syncbuf.Buffer) {
 	t.Helper()
 	path := writeTestUsersFile(t)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	users := NewStore()
 	f, err := LoadUsersFile(path, users, slog.New(slog.NewTextHandler(log, nil)).With("audit", true))
 	if err != nil {

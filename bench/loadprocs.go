@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -223,7 +224,7 @@ type clientProc struct {
 	stdin   io.WriteCloser
 	lines   *bufio.Reader
 	out     string
-	logs    syncBuilder // its stderr
+	logs    syncbuf.Buffer // its stderr
 	clients []*loadClient
 }
 
@@ -323,6 +324,12 @@ func (p *clientProc) results() (*clientsResult, error) {
 		return nil, fmt.Errorf("client process results: %w", err)
 	}
 	os.Remove(p.out)
+	return p.apply(b)
+}
+
+// apply reads a client process's results file and gives each of its
+// clients its stats. Every client must be there, and no other.
+func (p *clientProc) apply(b []byte) (*clientsResult, error) {
 	var res clientsResult
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("client process results: %w", err)
@@ -388,23 +395,4 @@ func (p *clientProc) kill() {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 	}
-}
-
-// syncBuilder is a strings.Builder that one goroutine may write while
-// another reads it.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -106,3 +106,51 @@ func TestLoad_ClientProcs(t *testing.T) {
 		t.Errorf("client processes' peak RSS %d, bench's %d: want it measured, and the bench's at least that", out.clientRSS, out.benchRSS)
 	}
 }
+
+// TestClientProc_Apply checks how the bench reads a client process's
+// results: each of its clients gets its own stats, and a file that
+// leaves one out, names one it does not have, or is not JSON is refused
+// with the reason.
+func TestClientProc_Apply(t *testing.T) {
+	stats := func(ids ...int) []byte {
+		var res clientsResult
+		for _, id := range ids {
+			st := clientStats{ops: [numOps]int64{int64(id), 0, 0, 0}, fetchRows: int64(id) * 1000}
+			res.Clients = append(res.Clients, toJSON(id, &st))
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tt := range []struct {
+		name string
+		file []byte
+		want string // "" for success
+	}{
+		{"all its clients", stats(3, 5), ""},
+		{"one missing", stats(3), "1 of its clients missing"},
+		{"one it does not have", stats(3, 5, 9), "unknown client 9"},
+		{"not JSON", []byte("ready\n"), "client process results"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &clientProc{clients: []*loadClient{{id: 3}, {id: 5}}}
+			_, err := p.apply(tt.file)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err %v, want it to say %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.clients {
+				if c.st.ops[0] != int64(c.id) || c.st.fetchRows != int64(c.id)*1000 {
+					t.Errorf("client %d got stats %+v", c.id, c.st)
+				}
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -550,27 +551,9 @@ func (r *cancelingReader) Err() error {
 	return nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServer_IngestClientGoesAway(t *testing.T) {
 	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})

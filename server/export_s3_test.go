@@ -16,6 +16,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -29,7 +30,7 @@ func TestExport_S3Root(t *testing.T) {
 	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"exports"}})
 	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
-	env := &exportEnv{audit: &lockedBuffer{}}
+	env := &exportEnv{audit: &syncbuf.Buffer{}}
 	env.srv = testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
 		ExportRoot: "s3://exports/q/", ExportS3: s3,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
@@ -34,7 +35,7 @@ type exportEnv struct {
 	srv     *server.Server
 	root    string // the export root
 	outside string // a directory outside it
-	audit   *lockedBuffer
+	audit   *syncbuf.Buffer
 }
 
 // startExportServer starts a server, with an export root or without, and
@@ -43,7 +44,7 @@ type exportEnv struct {
 func startExportServer(t *testing.T, root, external bool) *exportEnv {
 	t.Helper()
 	dir := t.TempDir()
-	env := &exportEnv{outside: filepath.Join(dir, "outside"), audit: &lockedBuffer{}}
+	env := &exportEnv{outside: filepath.Join(dir, "outside"), audit: &syncbuf.Buffer{}}
 	if err := os.Mkdir(env.outside, 0o700); err != nil {
 		t.Fatal(err)
 	}

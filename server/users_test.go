@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -19,27 +17,10 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
-
-// lockedBuffer is a buffer a logger writes to from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // writeUsersFile makes a users file in a temporary directory with the
 // given requests applied, and returns its path.
@@ -93,7 +74,7 @@ func TestServer_UsersFile(t *testing.T) {
 	path := writeUsersFile(t,
 		auth.UserRequest{Op: auth.OpAdd, Name: "root", Password: "root-pw", Role: "admin"},
 		auth.UserRequest{Op: auth.OpAdd, Name: "bi", Password: "bi-pw"})
-	audit := &lockedBuffer{}
+	audit := &syncbuf.Buffer{}
 	srv := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0", Security: server.Security{
 		UsersFile: path, AuditLog: slog.New(slog.NewTextHandler(audit, nil)).With("audit", true),
 	}})
