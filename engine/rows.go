@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -99,6 +100,11 @@ func (r *Rows) Next() bool {
 		return false
 	}
 	if rec == nil {
+		if !r.done {
+			// A batch that is full before its first row would end the
+			// result here, short and without an error: say so instead.
+			r.err, r.done = errors.New("engine: internal error: a result batch was cut before any row"), true
+		}
 		return false
 	}
 	r.cur = rec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,6 +178,76 @@ func TestRows_BatchesCoalesce(t *testing.T) {
 	want := []int64{10240, 10240, 4520}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("batch sizes: got %v, want %v", got, want)
+	}
+}
+
+// TestRows_WideRowsStreamWhole streams results whose batches are cut by
+// bytes (12 MiB) long before their row target: every row arrives, in
+// order. A batch's string bytes used to outlive it, so the next batch was
+// full before its first row and the result ended after the first batch,
+// without an error (8,192 of 150,000 rows of ten 200-byte strings).
+func TestRows_WideRowsStreamWhole(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name       string
+		rows, cols int
+		width      int
+	}{
+		{"ten 200-byte strings", 150_000, 10, 200},
+		{"one 3000-byte string", 40_000, 1, 3000},
+	} {
+		for _, transient := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/transient=%v", tt.name, transient), func(t *testing.T) {
+				var cols []string
+				for k := range tt.cols {
+					cols = append(cols, fmt.Sprintf("rpad(i::VARCHAR || '.%d.', %d, 'x') AS c%d", k, tt.width, k))
+				}
+				sql := fmt.Sprintf("SELECT i, %s FROM range(%d) t(i)", strings.Join(cols, ", "), tt.rows)
+				c, err := db.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Release()
+				st, err := c.Prepare(ctx, sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				query := st.Query
+				if transient {
+					query = st.QueryTransient
+				}
+				rows, err := query(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var next int64
+				batches := 0
+				for rows.Next() {
+					rec := rows.RecordBatch()
+					batches++
+					ids := rec.Column(0).(*array.Int64)
+					for i := range ids.Len() {
+						if ids.Value(i) != next {
+							t.Fatalf("row %d: id %d", next, ids.Value(i))
+						}
+						next++
+					}
+					last := rec.Column(tt.cols).(*array.String).Value(ids.Len() - 1)
+					if want := fmt.Sprintf("%d.%d.", next-1, tt.cols-1); len(last) != tt.width || !strings.HasPrefix(last, want) {
+						t.Fatalf("batch %d: last value %.20q…, want %q padded to %d bytes", batches, last, want, tt.width)
+					}
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if next != int64(tt.rows) || batches < 2 {
+					t.Fatalf("%d rows in %d batches, want all %d in several", next, batches, tt.rows)
+				}
+			})
+		}
 	}
 }
 

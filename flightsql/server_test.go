@@ -77,6 +77,12 @@ func TestServer_StatementQuery(t *testing.T) {
 	if first[0] != "0" || first[1] != "1" {
 		t.Errorf("first values: got %v", first[:2])
 	}
+	// Rows of 3,000 bytes: batches are cut by bytes, not rows, and every
+	// row still arrives (the stream once ended after its first batch).
+	n, _ = queryAll(t, c, "SELECT i, rpad(i::VARCHAR, 3000, 'x') AS s FROM range(40000) t(i)")
+	if n != 40000 {
+		t.Errorf("wide rows: got %d, want 40000", n)
+	}
 	// A script: every statement runs, the last one's rows come back.
 	n, first = queryAll(t, c, "CREATE TABLE s1 AS SELECT 41 AS a; UPDATE s1 SET a = a + 1; SELECT a FROM s1")
 	if n != 1 || first[0] != "42" {

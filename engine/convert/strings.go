@@ -129,9 +129,12 @@ func (c *stringColumn) reserve(need int) {
 
 func (c *stringColumn) finish(length int) arrow.Array {
 	valid, nulls := c.take(length)
-	offsets, data := c.offsets, c.data
-	c.offsets, c.data, c.last = nil, nil, c.size
-	data.ResizeNoShrink(c.size)
+	offsets, data, size := c.offsets, c.data, c.size
+	// The next batch starts empty: Full must not count these bytes, or a
+	// batch cut by bytes would leave the next one full before its first
+	// row and end the result there.
+	c.offsets, c.data, c.last, c.size = nil, nil, size, 0
+	data.ResizeNoShrink(size)
 	offsets.ResizeNoShrink((length + 1) * 4)
 	d := array.NewData(c.dt, length, []*memory.Buffer{valid, offsets, data}, nil, nulls, 0)
 	releaseBuffers(valid, offsets, data)
