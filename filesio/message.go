@@ -34,7 +34,7 @@ func duckErr(ctx context.Context, err error) error {
 
 // cuts end the part of a DuckDB message worth showing.
 var cuts = []string{
-	"\nPossible fixes", "\nPossible Solution", "\nTry increasing", "\nTry setting",
+	"\nPossible fixes", "\nPossible Solution", "\nPossible solutions", "\nTry increasing", "\nTry setting",
 	"\nColumn ", "\nThis type was", "\n  file = ", "\nLINE 1:",
 }
 

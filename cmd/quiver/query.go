@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/filesio"
 	"github.com/quiverdata/quiver/ipcx"
@@ -36,6 +38,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 		maxRows     int
 		compression string
 		parquetZip  string
+		writeMem    string
 		quiet       bool
 	)
 	cf.register(fs)
@@ -44,6 +47,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&maxRows, "max-rows", 100, "rows the table format prints (the rest are counted)")
 	fs.StringVar(&compression, "compression", "", "ask the server to compress results: lz4, zstd, none or auto")
 	fs.StringVar(&parquetZip, "parquet-compression", "", "codec of --format parquet output: "+strings.Join(filesio.ParquetCodecs, ", ")+" (default zstd)")
+	fs.StringVar(&writeMem, "write-memory", filesio.DefaultMemoryLimit, "memory the DuckDB that writes csv, json and parquet may use (its memory_limit; more spills to temporary files)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -75,7 +79,10 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	default:
 		return usagef("unknown --compression %q: use lz4, zstd, none or auto", compression)
 	}
-	var wopts []filesio.WriteOption
+	if _, err := admit.ParseBytes(writeMem); err != nil {
+		return usagef("--write-memory: %v", err)
+	}
+	wopts := []filesio.WriteOption{filesio.WithMemoryLimit(writeMem)}
 	if parquetZip != "" {
 		if format != "parquet" {
 			return usagef("--parquet-compression needs --format parquet (or -o FILE.parquet)")
@@ -122,6 +129,9 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 		return cf.serverError("fetch results", rerr)
 	}
 	if err != nil {
+		if errors.Is(err, filesio.ErrMemory) {
+			err = fmt.Errorf("%w; give it more with --write-memory", err)
+		}
 		if out != "" {
 			return fmt.Errorf("%w; nothing was written", err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,6 +65,38 @@ func TestQuery_ParquetCompression(t *testing.T) {
 	}
 }
 
+// TestQuery_WriteMemory checks that --write-memory bounds the DuckDB that
+// writes -o: rows of ten 200-byte strings (246 MB a row group) do not fit
+// in 64MB, and the error says so, names the flag, and leaves no file.
+func TestQuery_WriteMemory(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{})
+	c := testutil.Dial(t, srv, client.Config{})
+	var cols []string
+	for k := range 10 {
+		cols = append(cols, fmt.Sprintf("rpad(i::VARCHAR, 200, 'x') AS c%d", k))
+	}
+	if _, err := c.Exec(context.Background(), "CREATE TABLE wm AS SELECT "+strings.Join(cols, ", ")+" FROM range(150000) t(i)"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	code, _, errOut := runQuiver(t, "query", "--server", srv.FlightAddr, "--quiet", "--write-memory", "64MB", "-o", path, "SELECT * FROM wm")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (stderr %q)", code, errOut)
+	}
+	for _, want := range []string{"ran out of memory (limit 64MB)", "give it more with --write-memory", "nothing was written"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+	if strings.Contains(errOut, "SET memory_limit") {
+		t.Errorf("stderr %q gives DuckDB's own advice, which a quiver user cannot follow", errOut)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+		t.Errorf("files left: %v", names)
+	}
+}
+
 // TestQuery_ParquetCompressionUsage checks the flag's usage errors.
 func TestQuery_ParquetCompressionUsage(t *testing.T) {
 	for _, tt := range []struct {
@@ -73,6 +106,8 @@ func TestQuery_ParquetCompressionUsage(t *testing.T) {
 	}{
 		{"not parquet", []string{"query", "--parquet-compression", "snappy", "-o", "x.csv", "SELECT 1"}, "--parquet-compression needs --format parquet"},
 		{"unknown codec", []string{"query", "--parquet-compression", "lzma", "-o", "x.parquet", "SELECT 1"}, `unknown --parquet-compression "lzma"`},
+		{"write memory not a size", []string{"query", "--write-memory", "lots", "-o", "x.parquet", "SELECT 1"}, `--write-memory: size "lots"`},
+		{"write memory too small", []string{"query", "--write-memory", "1KB", "-o", "x.parquet", "SELECT 1"}, "want at least 1MiB"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errOut := runQuiver(t, tt.args...)
