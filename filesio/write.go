@@ -179,11 +179,11 @@ func copyTo(ctx context.Context, r array.RecordReader, dest, opts string, cfg wr
 		return fmt.Errorf("start DuckDB to write: %w", err)
 	}
 	defer conn.Close()
-	// TIMESTAMP WITH TIME ZONE is written in UTC, as the server gives it.
 	memLimit := cfg.memory
 	if memLimit == "" {
 		memLimit = DefaultMemoryLimit
 	}
+	// TIMESTAMP WITH TIME ZONE is written in UTC, as the server gives it.
 	setup := []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + engine.QuoteString(memLimit),
 		"SET temp_directory = " + engine.QuoteString(spill)}
 	if cfg.threads > 0 {
