@@ -79,26 +79,8 @@ func collect(t *testing.T, db *engine.DB, sql string) []arrow.RecordBatch {
 // the recycling allocator too).
 func collectWith(t *testing.T, db *engine.DB, sql string, transient bool) []arrow.RecordBatch {
 	t.Helper()
-	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	st, err := c.Prepare(ctx, sql)
-	if err != nil {
-		t.Fatalf("prepare %s: %v", sql, err)
-	}
-	defer st.Close()
-	query := st.Query
-	if transient {
-		query = st.QueryTransient
-	}
-	rows, err := query(ctx)
-	if err != nil {
-		t.Fatalf("query %s: %v", sql, err)
-	}
-	defer rows.Close()
+	rows, done := openRows(t, db, sql, transient)
+	defer done()
 	var out []arrow.RecordBatch
 	for rows.Next() {
 		rec := rows.RecordBatch()
@@ -109,6 +91,37 @@ func collectWith(t *testing.T, db *engine.DB, sql string, transient bool) []arro
 		t.Fatalf("stream %s: %v", sql, err)
 	}
 	return out
+}
+
+// openRows runs sql on a connection of its own, as Query or as
+// QueryTransient; done closes the rows, the statement and the connection.
+func openRows(t *testing.T, db *engine.DB, sql string, transient bool) (rows *engine.Rows, done func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Prepare(ctx, sql)
+	if err != nil {
+		c.Release()
+		t.Fatalf("prepare %s: %v", sql, err)
+	}
+	query := st.Query
+	if transient {
+		query = st.QueryTransient
+	}
+	rows, err = query(ctx)
+	if err != nil {
+		st.Close()
+		c.Release()
+		t.Fatalf("query %s: %v", sql, err)
+	}
+	return rows, func() {
+		rows.Close()
+		st.Close()
+		c.Release()
+	}
 }
 
 func releaseAll(recs []arrow.RecordBatch) {
@@ -188,7 +201,6 @@ func TestRows_BatchesCoalesce(t *testing.T) {
 // without an error (8,192 of 150,000 rows of ten 200-byte strings).
 func TestRows_WideRowsStreamWhole(t *testing.T) {
 	db := openTest(t, engine.Options{})
-	ctx := context.Background()
 	for _, tt := range []struct {
 		name       string
 		rows, cols int
@@ -204,25 +216,8 @@ func TestRows_WideRowsStreamWhole(t *testing.T) {
 					cols = append(cols, fmt.Sprintf("rpad(i::VARCHAR || '.%d.', %d, 'x') AS c%d", k, tt.width, k))
 				}
 				sql := fmt.Sprintf("SELECT i, %s FROM range(%d) t(i)", strings.Join(cols, ", "), tt.rows)
-				c, err := db.Conn(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Release()
-				st, err := c.Prepare(ctx, sql)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
-				query := st.Query
-				if transient {
-					query = st.QueryTransient
-				}
-				rows, err := query(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rows.Close()
+				rows, done := openRows(t, db, sql, transient)
+				defer done()
 				var next int64
 				batches := 0
 				for rows.Next() {

@@ -216,7 +216,8 @@ func copyTo(ctx context.Context, r array.RecordReader, dest, opts string, cfg wr
 			return cerr
 		}
 		msg := duckMessage(err.Error())
-		if strings.Contains(msg, "Out of Memory Error") {
+		var de *duckdb.Error
+		if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
 			return fmt.Errorf("%w (limit %s): %s", ErrMemory, memLimit, msg)
 		}
 		return errors.New(msg)
