@@ -353,11 +353,11 @@ func (p *clientProc) apply(b []byte) (*clientsResult, error) {
 }
 
 // waitClientProcs waits for a window's client processes to finish, reads
-// their clients' stats, and sets the window's duration (from begin), its
+// their clients' stats, and sets the window's duration (from from), its
 // run wait (the processes' histograms summed), its stuck operations, and
 // cpu1, the CPU counters at its end with the processes' CPU time over the
 // window counted as the bench's.
-func (l *loadRun) waitClientProcs(procs []*clientProc, begin time.Time, sched0 schedHist, cpu1 *cpuSnap, res *windowResult) error {
+func (l *loadRun) waitClientProcs(procs []*clientProc, from time.Time, sched0 schedHist, cpu1 *cpuSnap, res *windowResult) error {
 	for _, p := range procs {
 		if err := p.expect("done"); err != nil {
 			return err
@@ -382,7 +382,7 @@ func (l *loadRun) waitClientProcs(procs []*clientProc, begin time.Time, sched0 s
 		res.stuck += r.Stuck
 	}
 	cpu1.self += cpu
-	res.dur = ended.Sub(begin)
+	res.dur = ended.Sub(from)
 	if histOK {
 		res.sched50, res.sched99 = hist.quantile(0.5), hist.quantile(0.99)
 	}
