@@ -58,7 +58,7 @@ var typeCases = []struct{ name, expr, cast string }{
 	{"null", "NULL", ""},
 }
 
-func openTest(t *testing.T, opts engine.Options) *engine.DB {
+func openTest(t testing.TB, opts engine.Options) *engine.DB {
 	t.Helper()
 	if opts.Path == "" {
 		opts.Path = ":memory:"
@@ -95,7 +95,7 @@ func collectWith(t *testing.T, db *engine.DB, sql string, transient bool) []arro
 
 // openRows runs sql on a connection of its own, as Query or as
 // QueryTransient; done closes the rows, the statement and the connection.
-func openRows(t *testing.T, db *engine.DB, sql string, transient bool) (rows *engine.Rows, done func()) {
+func openRows(t testing.TB, db *engine.DB, sql string, transient bool) (rows *engine.Rows, done func()) {
 	t.Helper()
 	ctx := context.Background()
 	c, err := db.Conn(ctx)
