@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 
@@ -29,6 +30,12 @@ type Options struct {
 	Threads int
 	// MemoryLimit is DuckDB's memory_limit, e.g. "4GB"; empty keeps the default.
 	MemoryLimit string
+	// TempDir is where DuckDB spills what does not fit in MemoryLimit.
+	// Empty keeps DuckDB's default, FILE.tmp beside a database file; an
+	// in-memory database, whose default is .tmp in the working directory,
+	// gets a private directory among the system's temporary files
+	// instead, removed by Close.
+	TempDir string
 	// BatchRows is the row count result batches are coalesced to.
 	BatchRows int
 	// MaxIdle is how many idle connections the pool keeps.
@@ -65,6 +72,8 @@ type DB struct {
 	log  *slog.Logger
 	mem  memory.Allocator
 	db   duckdb.Database
+	// spill is the private temp_directory Open made, which Close removes.
+	spill string
 
 	catalog string
 	hook    PrepareHook
@@ -109,6 +118,22 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if opts.MemoryLimit != "" {
 		settings["memory_limit"] = opts.MemoryLimit
 	}
+	if opts.TempDir == "" && opts.Path == ":memory:" {
+		dir, err := os.MkdirTemp("", "quiver-spill-")
+		if err != nil {
+			return nil, fmt.Errorf("open database %s: its spill directory: %w", opts.Path, err)
+		}
+		d.spill, opts.TempDir = dir, dir
+	}
+	if opts.TempDir != "" {
+		settings["temp_directory"] = opts.TempDir
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.removeSpill()
+		}
+	}()
 	for k, v := range settings {
 		if duckdb.SetConfig(cfg, k, v) == duckdb.StateError {
 			return nil, fmt.Errorf("open database %s: set %s=%s", opts.Path, k, v)
@@ -122,7 +147,18 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		duckdb.Close(&d.db)
 		return nil, err
 	}
+	ok = true
 	return d, nil
+}
+
+// removeSpill removes the spill directory Open made, if it made one.
+func (d *DB) removeSpill() {
+	if d.spill == "" {
+		return
+	}
+	if err := os.RemoveAll(d.spill); err != nil {
+		d.log.Warn("could not remove the database's spill directory", "dir", d.spill, "err", err)
+	}
 }
 
 // setup applies database-wide settings through a short-lived connection.
@@ -250,6 +286,7 @@ func (d *DB) Close() error {
 		d.log.Warn("closing database with connections still open", "open", open)
 	}
 	duckdb.Close(&d.db)
+	d.removeSpill()
 	return nil
 }
 
