@@ -28,6 +28,10 @@ type Rows struct {
 	stop    func() bool
 	types   []duckdb.LogicalType
 	b       *convert.Batcher
+	// chunk is DuckDB's chunk being appended, whose rows from chunkAt on
+	// did not fit in the last batch.
+	chunk   duckdb.DataChunk
+	chunkAt int
 	cur     arrow.RecordBatch
 	err     error
 	done    bool
@@ -71,22 +75,28 @@ func (r *Rows) Next() bool {
 		return false
 	}
 	for !r.b.Full() {
-		chunk := duckdb.FetchChunk(r.res)
-		if chunk.Ptr == nil {
-			r.done = true
-			if msg := duckdb.ResultError(&r.res); msg != "" {
-				r.err = unlessLost(r.ctx, duckError(duckdb.ResultErrorType(&r.res), msg))
+		if r.chunk.Ptr == nil {
+			r.chunk, r.chunkAt = duckdb.FetchChunk(r.res), 0
+			if r.chunk.Ptr == nil {
+				r.done = true
+				if msg := duckdb.ResultError(&r.res); msg != "" {
+					r.err = unlessLost(r.ctx, duckError(duckdb.ResultErrorType(&r.res), msg))
+				}
+				break
 			}
-			break
 		}
-		err := r.b.Append(chunk)
-		empty := duckdb.DataChunkGetSize(chunk) == 0
-		duckdb.DestroyDataChunk(&chunk)
+		n := int(duckdb.DataChunkGetSize(r.chunk))
+		next, err := r.b.Append(r.chunk, r.chunkAt)
+		if err != nil || next >= n {
+			duckdb.DestroyDataChunk(&r.chunk)
+		} else {
+			r.chunkAt = next
+		}
 		if err != nil {
 			r.err, r.done = err, true
 			break
 		}
-		if empty {
+		if n == 0 {
 			r.done = true
 			break
 		}
@@ -153,6 +163,9 @@ func (r *Rows) Close() error {
 		r.s.c.Interrupt()
 	}
 	r.stop()
+	if r.chunk.Ptr != nil {
+		duckdb.DestroyDataChunk(&r.chunk)
+	}
 	r.b.Release()
 	destroyTypes(r.types)
 	duckdb.DestroyResult(&r.res)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
@@ -132,48 +133,58 @@ func releaseAll(recs []arrow.RecordBatch) {
 
 // TestRows_TypesMatchDuckDBArrow checks that the direct vector copy gives
 // exactly what DuckDB's own Arrow conversion gives, for every type, with
-// NULLs, across several chunks and batches.
+// NULLs, across several chunks and batches. With a 5,000-byte string
+// beside each value, batches are cut by bytes in the middle of chunks,
+// so every type is also copied from a row inside a chunk.
 func TestRows_TypesMatchDuckDBArrow(t *testing.T) {
 	fastMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	fast := openTest(t, engine.Options{Allocator: fastMem, BatchRows: 3000})
 	slow := openTest(t, engine.Options{FallbackOnly: true, BatchRows: 3000})
 	const n = 7000
 	for _, tc := range typeCases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "uuid" {
-				t.Skip("random values differ between runs by design")
-			}
-			sql := fmt.Sprintf("SELECT i, (CASE WHEN i %% 7 = 3 THEN NULL ELSE %s END)%s AS v FROM range(%d) t(i) ORDER BY i", tc.expr, tc.cast, n)
-			want := collect(t, slow, sql)
-			defer releaseAll(want)
-			// Both ways the fast path hands out string bytes.
-			transient := collectWith(t, fast, sql, true)
-			defer releaseAll(transient)
-			got := collect(t, fast, sql)
-			defer releaseAll(got)
-			gotTbl := array.NewTableFromRecords(got[0].Schema(), got)
-			defer gotTbl.Release()
-			wantTbl := array.NewTableFromRecords(want[0].Schema(), want)
-			defer wantTbl.Release()
-			if !gotTbl.Schema().Equal(wantTbl.Schema()) {
-				t.Fatalf("schema: got %s, want %s", gotTbl.Schema(), wantTbl.Schema())
-			}
-			if gotTbl.NumRows() != n {
-				t.Fatalf("rows: got %d, want %d", gotTbl.NumRows(), n)
-			}
-			if !array.ChunkedEqual(gotTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
-				t.Errorf("values differ from DuckDB's Arrow conversion for %s", tc.expr)
-			}
-			trTbl := array.NewTableFromRecords(transient[0].Schema(), transient)
-			defer trTbl.Release()
-			if !array.ChunkedEqual(trTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
-				t.Errorf("QueryTransient: values differ from DuckDB's Arrow conversion for %s", tc.expr)
-			}
-			nulls := gotTbl.Column(1).Data().NullN()
-			if tc.name != "null" && nulls != n/7 {
-				t.Errorf("nulls: got %d, want %d", nulls, n/7)
-			}
-		})
+		for _, pad := range []int{0, 5000} {
+			t.Run(fmt.Sprintf("%s/pad=%d", tc.name, pad), func(t *testing.T) {
+				if tc.name == "uuid" {
+					t.Skip("random values differ between runs by design")
+				}
+				sql := fmt.Sprintf("SELECT i, (CASE WHEN i %% 7 = 3 THEN NULL ELSE %s END)%s AS v, repeat('p', %d) AS pad FROM range(%d) t(i) ORDER BY i",
+					tc.expr, tc.cast, pad, n)
+				want := collect(t, slow, sql)
+				defer releaseAll(want)
+				// Both ways the fast path hands out string bytes.
+				transient := collectWith(t, fast, sql, true)
+				defer releaseAll(transient)
+				got := collect(t, fast, sql)
+				defer releaseAll(got)
+				if pad > 0 && (len(got) < 3 || got[0].NumRows()%2048 == 0) {
+					t.Fatalf("%d batches, the first of %d rows: want batches cut inside a chunk", len(got), got[0].NumRows())
+				}
+				gotTbl := array.NewTableFromRecords(got[0].Schema(), got)
+				defer gotTbl.Release()
+				wantTbl := array.NewTableFromRecords(want[0].Schema(), want)
+				defer wantTbl.Release()
+				if !gotTbl.Schema().Equal(wantTbl.Schema()) {
+					t.Fatalf("schema: got %s, want %s", gotTbl.Schema(), wantTbl.Schema())
+				}
+				if gotTbl.NumRows() != n || wantTbl.NumRows() != n {
+					t.Fatalf("rows: got %d, DuckDB's conversion %d; want %d", gotTbl.NumRows(), wantTbl.NumRows(), n)
+				}
+				for c := range 3 {
+					if !array.ChunkedEqual(gotTbl.Column(c).Data(), wantTbl.Column(c).Data()) {
+						t.Errorf("column %d differs from DuckDB's Arrow conversion for %s", c, tc.expr)
+					}
+				}
+				trTbl := array.NewTableFromRecords(transient[0].Schema(), transient)
+				defer trTbl.Release()
+				if !array.ChunkedEqual(trTbl.Column(1).Data(), wantTbl.Column(1).Data()) {
+					t.Errorf("QueryTransient: values differ from DuckDB's Arrow conversion for %s", tc.expr)
+				}
+				nulls := gotTbl.Column(1).Data().NullN()
+				if tc.name != "null" && nulls != n/7 {
+					t.Errorf("nulls: got %d, want %d", nulls, n/7)
+				}
+			})
+		}
 	}
 	fastMem.AssertSize(t, 0)
 }
@@ -194,35 +205,65 @@ func TestRows_BatchesCoalesce(t *testing.T) {
 	}
 }
 
+// countWriter counts the bytes written through it.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// adbcMaxMessage is the largest message ADBC's Flight SQL driver (and a
+// gRPC client left at its default) accepts.
+const adbcMaxMessage = 16 << 20
+
 // TestRows_WideRowsStreamWhole streams results whose batches are cut by
 // bytes (12 MiB) long before their row target: every row arrives, in
-// order. A batch's string bytes used to outlive it, so the next batch was
-// full before its first row and the result ended after the first batch,
+// order, and every batch of more than one row fits in a 16 MiB message.
+// A batch's string bytes used to outlive it, so the next batch was full
+// before its first row and the result ended after the first batch,
 // without an error (8,192 of 150,000 rows of ten 200-byte strings).
+// Batches used to be cut only between DuckDB's 2,048-row chunks, so rows
+// of 3,000 bytes made 18.5 MB messages, which ADBC refused.
 func TestRows_WideRowsStreamWhole(t *testing.T) {
 	db := openTest(t, engine.Options{})
 	for _, tt := range []struct {
 		name       string
 		rows, cols int
 		width      int
+		list       bool // the wide values in a LIST, which takes DuckDB's own conversion
 	}{
-		{"ten 200-byte strings", 150_000, 10, 200},
-		{"one 3000-byte string", 40_000, 1, 3000},
+		{"ten 200-byte strings", 150_000, 10, 200, false},
+		{"one 3000-byte string", 40_000, 1, 3000, false},
+		{"one 3000-byte string in a list", 40_000, 1, 3000, true},
+		{"6 MB strings", 5, 1, 6 << 20, false},
+		{"13 MB strings, each a batch of its own", 3, 1, 13 << 20, false},
 	} {
 		for _, transient := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/transient=%v", tt.name, transient), func(t *testing.T) {
 				var cols []string
 				for k := range tt.cols {
-					cols = append(cols, fmt.Sprintf("rpad(i::VARCHAR || '.%d.', %d, 'x') AS c%d", k, tt.width, k))
+					v := fmt.Sprintf("rpad(i::VARCHAR || '.%d.', %d, 'x')", k, tt.width)
+					if tt.list {
+						v = "[" + v + "]"
+					}
+					cols = append(cols, fmt.Sprintf("%s AS c%d", v, k))
 				}
 				sql := fmt.Sprintf("SELECT i, %s FROM range(%d) t(i)", strings.Join(cols, ", "), tt.rows)
 				rows, done := openRows(t, db, sql, transient)
 				defer done()
+				var cw countWriter
+				w := ipc.NewWriter(&cw, ipc.WithSchema(rows.Schema()))
+				defer w.Close()
 				var next int64
 				batches := 0
 				for rows.Next() {
 					rec := rows.RecordBatch()
 					batches++
+					before := cw.n
+					if err := w.Write(rec); err != nil {
+						t.Fatal(err)
+					}
+					if size := cw.n - before; rec.NumRows() > 1 && size > adbcMaxMessage {
+						t.Errorf("batch %d: %d rows in a %d-byte message, over %d", batches, rec.NumRows(), size, adbcMaxMessage)
+					}
 					ids := rec.Column(0).(*array.Int64)
 					for i := range ids.Len() {
 						if ids.Value(i) != next {
@@ -230,7 +271,13 @@ func TestRows_WideRowsStreamWhole(t *testing.T) {
 						}
 						next++
 					}
-					last := rec.Column(tt.cols).(*array.String).Value(ids.Len() - 1)
+					var last string
+					if tt.list {
+						l := rec.Column(tt.cols).(*array.List)
+						last = l.ListValues().(*array.String).Value(int(l.Offsets()[ids.Len()]) - 1)
+					} else {
+						last = rec.Column(tt.cols).(*array.String).Value(ids.Len() - 1)
+					}
 					if want := fmt.Sprintf("%d.%d.", next-1, tt.cols-1); len(last) != tt.width || !strings.HasPrefix(last, want) {
 						t.Fatalf("batch %d: last value %.20q…, want %q padded to %d bytes", batches, last, want, tt.width)
 					}

@@ -120,3 +120,11 @@ func BenchmarkExplainJSON(b *testing.B) {
 		}
 	}
 }
+
+// wide10 is 200,000 rows of ten 200-byte strings: 2 KB a row, so every
+// batch is cut by bytes (12 MiB), inside a chunk.
+const wide10 = "CREATE TABLE wide AS SELECT i AS id, rpad(i::VARCHAR, 200, 'a') AS s1, rpad(i::VARCHAR, 200, 'b') AS s2, rpad(i::VARCHAR, 200, 'c') AS s3, rpad(i::VARCHAR, 200, 'd') AS s4, rpad(i::VARCHAR, 200, 'e') AS s5, rpad(i::VARCHAR, 200, 'f') AS s6, rpad(i::VARCHAR, 200, 'g') AS s7, rpad(i::VARCHAR, 200, 'h') AS s8, rpad(i::VARCHAR, 200, 'i') AS s9, rpad(i::VARCHAR, 200, 'j') AS s10 FROM range(200000) t(i)"
+
+func BenchmarkRows_Wide10Transient(b *testing.B) {
+	benchQueryWith(b, engine.Options{}, wide10, "SELECT * FROM wide", true)
+}

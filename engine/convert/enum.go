@@ -34,29 +34,51 @@ func newEnumColumn(mem, gcMem memory.Allocator, lt duckdb.LogicalType, capRows i
 	return &enumColumn{stringColumn: newStringColumn(mem, gcMem, arrow.BinaryTypes.String, capRows), dict: dict, width: width}
 }
 
-func (c *enumColumn) add(vec duckdb.Vector, n, at int) {
+// value is row i's string, or nil when it is NULL.
+func (c *enumColumn) value(mask, data unsafe.Pointer, i int) []byte {
+	if !rowValid(mask, i) {
+		return nil
+	}
+	var code int
+	switch c.width {
+	case 1:
+		code = int(*(*uint8)(unsafe.Add(data, i)))
+	case 2:
+		code = int(*(*uint16)(unsafe.Add(data, 2*i)))
+	default:
+		code = int(*(*uint32)(unsafe.Add(data, 4*i)))
+	}
+	if code < len(c.dict) {
+		return c.dict[code]
+	}
+	return nil
+}
+
+func (c *enumColumn) varBytes(vec duckdb.Vector, from, n int) int {
+	mask, data := duckdb.VectorGetValidity(vec), duckdb.VectorGetData(vec)
+	total := 0
+	for i := range n {
+		total += len(c.value(mask, data, from+i))
+	}
+	return total
+}
+
+func (c *enumColumn) rowBytes(vec duckdb.Vector, from, n int, per []int) {
+	mask, data := duckdb.VectorGetValidity(vec), duckdb.VectorGetData(vec)
+	for i := range n {
+		per[i] += len(c.value(mask, data, from+i))
+	}
+}
+
+func (c *enumColumn) add(vec duckdb.Vector, from, n, at, _ int) {
 	c.start()
 	offs := c.offsetsSlice()
-	mask := duckdb.VectorGetValidity(vec)
-	data := duckdb.VectorGetData(vec)
-	for i := 0; i < n; i++ {
-		if rowValid(mask, i) {
-			var code int
-			switch c.width {
-			case 1:
-				code = int(*(*uint8)(unsafe.Add(data, i)))
-			case 2:
-				code = int(*(*uint16)(unsafe.Add(data, 2*i)))
-			default:
-				code = int(*(*uint32)(unsafe.Add(data, 4*i)))
-			}
-			if code < len(c.dict) {
-				c.appendBytes(c.dict[code])
-			}
-		}
+	mask, data := duckdb.VectorGetValidity(vec), duckdb.VectorGetData(vec)
+	for i := range n {
+		c.appendBytes(c.value(mask, data, from+i))
 		offs[at+i+1] = int32(c.size)
 	}
-	c.validity.add(vec, n, at)
+	c.validity.add(vec, from, n, at)
 }
 
 // enumAsString rewrites ENUM fields (dictionary-encoded in DuckDB's Arrow

@@ -11,8 +11,9 @@ import (
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 )
 
-// copyFunc converts n DuckDB values at src into Arrow's layout in dst.
-type copyFunc func(dst []byte, src unsafe.Pointer, n int)
+// copyFunc converts n DuckDB values of the vector data at src, from its
+// value from, into Arrow's layout in dst.
+type copyFunc func(dst []byte, src unsafe.Pointer, from, n int)
 
 // newFastColumn returns a direct-copy column for a DuckDB type whose Arrow
 // type (as DuckDB maps it) has a layout we can copy, or nil when the column
@@ -109,14 +110,14 @@ func timestampIf(mem memory.Allocator, dt arrow.DataType, unit arrow.TimeUnit, c
 }
 
 func memcpyN(width int) copyFunc {
-	return func(dst []byte, src unsafe.Pointer, n int) {
-		copy(dst, unsafe.Slice((*byte)(src), n*width))
+	return func(dst []byte, src unsafe.Pointer, from, n int) {
+		copy(dst, unsafe.Slice((*byte)(unsafe.Add(src, from*width)), n*width))
 	}
 }
 
 // widenDecimal sign-extends DuckDB's narrow decimal storage to decimal128.
-func widenDecimal[T int16 | int32 | int64](dst []byte, src unsafe.Pointer, n int) {
-	vals := unsafe.Slice((*T)(src), n)
+func widenDecimal[T int16 | int32 | int64](dst []byte, src unsafe.Pointer, from, n int) {
+	vals := unsafe.Slice((*T)(src), from+n)[from:]
 	for i, v := range vals {
 		lo := int64(v)
 		binary.LittleEndian.PutUint64(dst[i*16:], uint64(lo))
@@ -126,8 +127,8 @@ func widenDecimal[T int16 | int32 | int64](dst []byte, src unsafe.Pointer, n int
 
 // intervalToMonthDayNano converts duckdb_interval {int32 months; int32 days;
 // int64 micros} to Arrow's {int32 months; int32 days; int64 nanos}.
-func intervalToMonthDayNano(dst []byte, src unsafe.Pointer, n int) {
-	raw := unsafe.Slice((*byte)(src), n*16)
+func intervalToMonthDayNano(dst []byte, src unsafe.Pointer, from, n int) {
+	raw := unsafe.Slice((*byte)(unsafe.Add(src, from*16)), n*16)
 	copy(dst, raw)
 	for i := 0; i < n; i++ {
 		p := dst[i*16+8:]
@@ -143,8 +144,9 @@ type validity struct {
 	buf     *memory.Buffer
 }
 
-// add copies the validity of n rows of vec into the bitmap at row offset at.
-func (v *validity) add(vec duckdb.Vector, n, at int) {
+// add copies the validity of n rows of vec, from its row from, into the
+// bitmap at row offset at.
+func (v *validity) add(vec duckdb.Vector, from, n, at int) {
 	mask := duckdb.VectorGetValidity(vec)
 	if mask == nil {
 		if v.buf != nil {
@@ -152,16 +154,16 @@ func (v *validity) add(vec duckdb.Vector, n, at int) {
 		}
 		return
 	}
-	src := unsafe.Slice((*byte)(mask), (n+7)/8)
+	src := unsafe.Slice((*byte)(mask), (from+n+7)/8)
 	if v.buf == nil {
-		if bitutil.CountSetBits(src, 0, n) == n {
+		if bitutil.CountSetBits(src, from, n) == n {
 			return
 		}
 		v.buf = memory.NewResizableBuffer(v.mem)
 		v.buf.Resize(int(bitutil.BytesForBits(int64(v.capRows))))
 		bitutil.SetBitsTo(v.buf.Bytes(), 0, int64(at), true)
 	}
-	bitutil.CopyBitmap(src, 0, n, v.buf.Bytes(), at)
+	bitutil.CopyBitmap(src, from, n, v.buf.Bytes(), at)
 }
 
 // valid reports whether row i of the chunk being added is valid.
@@ -203,13 +205,13 @@ func newFixed(mem memory.Allocator, dt arrow.DataType, width, capRows int, conv 
 	return &fixedColumn{validity: validity{mem: mem, capRows: capRows}, dt: dt, width: width, conv: conv}
 }
 
-func (c *fixedColumn) add(vec duckdb.Vector, n, at int) {
+func (c *fixedColumn) add(vec duckdb.Vector, from, n, at, _ int) {
 	if c.data == nil {
 		c.data = memory.NewResizableBuffer(c.mem)
 		c.data.Resize(c.capRows * c.width)
 	}
-	c.conv(c.data.Bytes()[at*c.width:(at+n)*c.width], duckdb.VectorGetData(vec), n)
-	c.validity.add(vec, n, at)
+	c.conv(c.data.Bytes()[at*c.width:(at+n)*c.width], duckdb.VectorGetData(vec), from, n)
+	c.validity.add(vec, from, n, at)
 }
 
 func (c *fixedColumn) finish(length int) arrow.Array {
@@ -223,6 +225,13 @@ func (c *fixedColumn) finish(length int) arrow.Array {
 }
 
 func (c *fixedColumn) bytes() int { return 0 }
+
+func (c *fixedColumn) varBytes(duckdb.Vector, int, int) int { return 0 }
+
+func (c *fixedColumn) rowBytes(duckdb.Vector, int, int, []int) {}
+
+// truncate has nothing to do: rows past the batch's are not read.
+func (c *fixedColumn) truncate(int) {}
 
 func (c *fixedColumn) release() {
 	c.validity.release()
@@ -239,17 +248,17 @@ type boolColumn struct {
 	data    *memory.Buffer
 }
 
-func (c *boolColumn) add(vec duckdb.Vector, n, at int) {
+func (c *boolColumn) add(vec duckdb.Vector, from, n, at, _ int) {
 	if c.data == nil {
 		c.data = memory.NewResizableBuffer(c.mem)
 		c.data.Resize(int(bitutil.BytesForBits(int64(c.capRows))))
 	}
 	dst := c.data.Bytes()
-	src := unsafe.Slice((*byte)(duckdb.VectorGetData(vec)), n)
+	src := unsafe.Slice((*byte)(duckdb.VectorGetData(vec)), from+n)[from:]
 	for i, b := range src {
 		bitutil.SetBitTo(dst, at+i, b != 0)
 	}
-	c.validity.add(vec, n, at)
+	c.validity.add(vec, from, n, at)
 }
 
 func (c *boolColumn) finish(length int) arrow.Array {
@@ -263,6 +272,12 @@ func (c *boolColumn) finish(length int) arrow.Array {
 }
 
 func (c *boolColumn) bytes() int { return 0 }
+
+func (c *boolColumn) varBytes(duckdb.Vector, int, int) int { return 0 }
+
+func (c *boolColumn) rowBytes(duckdb.Vector, int, int, []int) {}
+
+func (c *boolColumn) truncate(int) {}
 
 func (c *boolColumn) release() {
 	c.validity.release()

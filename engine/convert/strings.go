@@ -72,30 +72,51 @@ func (c *stringColumn) offsetsSlice() []int32 {
 	return unsafe.Slice((*int32)(unsafe.Pointer(&c.offsets.Bytes()[0])), c.capRows+1)
 }
 
-func (c *stringColumn) add(vec duckdb.Vector, n, at int) {
-	c.start()
-	offs := c.offsetsSlice()[at+1 : at+1+n]
-	raw := unsafe.Slice((*[stringTSize]byte)(duckdb.VectorGetData(vec)), n)
-	var valid []byte // nil: every row is valid
+// stringStructs is the duckdb_string_t structs of n rows of vec from its row
+// from, and its validity bitmap from row 0 (nil when every row is valid).
+func stringStructs(vec duckdb.Vector, from, n int) (raw [][stringTSize]byte, valid []byte) {
+	raw = unsafe.Slice((*[stringTSize]byte)(duckdb.VectorGetData(vec)), from+n)[from:]
 	if mask := duckdb.VectorGetValidity(vec); mask != nil {
-		valid = unsafe.Slice((*byte)(mask), (n+7)/8)
+		valid = unsafe.Slice((*byte)(mask), (from+n+7)/8)
 	}
-	// First the bytes this chunk adds, so that the data buffer grows at
-	// most once and the copy runs without checks. An inlined value is
-	// copied as one 12-byte word whatever its length (the buffer keeps
-	// that much slack past its end); a null row's string is garbage and
-	// is skipped.
+	return raw, valid
+}
+
+// varBytes sums the lengths of the valid rows; a null row's string is
+// garbage.
+func (c *stringColumn) varBytes(vec duckdb.Vector, from, n int) int {
+	raw, valid := stringStructs(vec, from, n)
 	total := 0
 	for i := range raw {
-		if valid == nil || bitutil.BitIsSet(valid, i) {
+		if valid == nil || bitutil.BitIsSet(valid, from+i) {
 			total += int(binary.LittleEndian.Uint32(raw[i][:4]))
 		}
 	}
+	return total
+}
+
+func (c *stringColumn) rowBytes(vec duckdb.Vector, from, n int, per []int) {
+	raw, valid := stringStructs(vec, from, n)
+	for i := range raw {
+		if valid == nil || bitutil.BitIsSet(valid, from+i) {
+			per[i] += int(binary.LittleEndian.Uint32(raw[i][:4]))
+		}
+	}
+}
+
+func (c *stringColumn) add(vec duckdb.Vector, from, n, at, total int) {
+	c.start()
+	offs := c.offsetsSlice()[at+1 : at+1+n]
+	raw, valid := stringStructs(vec, from, n)
+	// total, the bytes these rows add, lets the data buffer grow at most
+	// once, so the copy runs without checks. An inlined value is copied
+	// as one 12-byte word whatever its length (the buffer keeps that much
+	// slack past its end); a null row's string is garbage and is skipped.
 	c.reserve(c.size + total + stringInlined)
 	buf := c.data.Buf()
 	pos := c.size
 	for i := range raw {
-		if valid == nil || bitutil.BitIsSet(valid, i) {
+		if valid == nil || bitutil.BitIsSet(valid, from+i) {
 			s := &raw[i]
 			l := int(binary.LittleEndian.Uint32(s[:4]))
 			if l <= stringInlined {
@@ -108,7 +129,7 @@ func (c *stringColumn) add(vec duckdb.Vector, n, at int) {
 		offs[i] = int32(pos)
 	}
 	c.size = pos
-	c.validity.add(vec, n, at)
+	c.validity.add(vec, from, n, at)
 }
 
 // appendBytes appends one value's bytes.
@@ -143,6 +164,13 @@ func (c *stringColumn) finish(length int) arrow.Array {
 }
 
 func (c *stringColumn) bytes() int { return c.size }
+
+// truncate ends the data where row rows starts.
+func (c *stringColumn) truncate(rows int) {
+	if c.offsets != nil {
+		c.size = int(c.offsetsSlice()[rows])
+	}
+}
 
 func (c *stringColumn) release() {
 	c.validity.release()

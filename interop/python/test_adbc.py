@@ -166,20 +166,25 @@ def test_fetch_arrow_large_result_in_batches(adbc_conn):
 
 
 @pytest.mark.parametrize(
-    "columns",
+    "columns, rows",
     [
         # 20 short strings (the str20 workload) and 40 BIGINTs: 64K-row
         # batches of either pass 16 MiB, ADBC's default message limit.
-        ", ".join(f"'val_' || (range * {k} % 100000) AS s{k}" for k in range(1, 21)),
-        ", ".join(f"range * {k} AS c{k}" for k in range(1, 41)),
+        (", ".join(f"'val_' || (range * {k} % 100000) AS s{k}" for k in range(1, 21)), 300_000),
+        (", ".join(f"range * {k} AS c{k}" for k in range(1, 41)), 300_000),
+        # Rows of 3,000 bytes: one DuckDB chunk of them is 6 MB, so a batch
+        # cut only between chunks reached 18.5 MB. Rows of 6 MB: a chunk
+        # of five made one 30 MB message.
+        ("rpad(range::VARCHAR, 3000, 'x') AS s", 40_000),
+        ("repeat('x', 6000000) || range AS s", 5),
     ],
-    ids=["str20", "bigint40"],
+    ids=["str20", "bigint40", "3000-byte rows", "6 MB rows"],
 )
-def test_wide_results_fit_adbc_message_limit(adbc_conn, columns):
+def test_wide_results_fit_adbc_message_limit(adbc_conn, columns, rows):
     with adbc_conn.cursor() as cur:
-        cur.execute(f"SELECT {columns} FROM range(300000)")
+        cur.execute(f"SELECT range AS id, {columns} FROM range({rows})")
         table = cur.fetch_arrow_table()
-    assert table.num_rows == 300_000
+    assert table.column("id").to_pylist() == list(range(rows))
 
 
 def test_result_schema_without_running(adbc_conn, typed_table):
