@@ -18,6 +18,8 @@ type file struct {
 	format Format
 	size   int64
 	sample int // sample_size for CSV and NDJSON
+	// maxLine is max_line_size for CSV (0: DuckDB's).
+	maxLine int64
 
 	// names are the file's columns as read; types their DuckDB types
 	// (nil for Arrow files, whose schema is arrow).
@@ -49,7 +51,7 @@ func (f *file) scan() string {
 		// The first line is the header, as it always was for quiver:
 		// DuckDB's sniffer could otherwise take a file's first rows for
 		// a preamble and skip them.
-		s := fmt.Sprintf("read_csv(%s, header = true, skip = 0, sample_size = %d", path, f.sample)
+		s := fmt.Sprintf("read_csv(%s, header = true, skip = 0, sample_size = %d%s", path, f.sample, f.lineOption())
 		if len(f.csvTypes) > 0 {
 			s += ", types = {"
 			i := 0
@@ -71,6 +73,15 @@ func (f *file) scan() string {
 		return fmt.Sprintf("read_parquet(%s)", path)
 	}
 	panic("filesio: no DuckDB scan for " + f.format.String())
+}
+
+// lineOption is read_csv's option for maxLine, with a leading comma, or
+// nothing.
+func (f *file) lineOption() string {
+	if f.maxLine <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", max_line_size = %d", f.maxLine)
 }
 
 // fit plans how f is read with the columns t, which came from the file
@@ -200,8 +211,8 @@ func (r *Reader) checkDialect(f *file) error {
 		return nil
 	}
 	delim := string(f.names[0][strings.IndexAny(f.names[0], delimiters)])
-	rows, err := r.conn.Query(r.ctx, fmt.Sprintf("SELECT Delimiter FROM sniff_csv(%s, header = true, skip = 0, sample_size = %d)",
-		engine.QuoteString(f.path), f.sample))
+	rows, err := r.conn.Query(r.ctx, fmt.Sprintf("SELECT Delimiter FROM sniff_csv(%s, header = true, skip = 0, sample_size = %d%s)",
+		engine.QuoteString(f.path), f.sample, f.lineOption()))
 	if err != nil {
 		return &ReadError{Path: f.path, Err: duckErr(r.ctx, err)}
 	}
@@ -220,8 +231,8 @@ func (r *Reader) checkDialect(f *file) error {
 		cols[i] = fmt.Sprintf("'column%d': 'VARCHAR'", i+1)
 	}
 	_, err = r.conn.Exec(r.ctx, fmt.Sprintf(
-		"SELECT count(*) FROM read_csv(%s, auto_detect = false, header = true, skip = 0, delim = %s, quote = '\"', escape = '\"', columns = {%s})",
-		engine.QuoteString(f.path), engine.QuoteString(delim), strings.Join(cols, ", ")))
+		"SELECT count(*) FROM read_csv(%s, auto_detect = false, header = true, skip = 0, delim = %s, quote = '\"', escape = '\"', columns = {%s}%s)",
+		engine.QuoteString(f.path), engine.QuoteString(delim), strings.Join(cols, ", "), f.lineOption()))
 	if err != nil {
 		return &ReadError{Path: f.path, Err: duckErr(r.ctx, err)}
 	}

@@ -9,9 +9,13 @@ import (
 	"github.com/quiverdata/quiver/engine"
 )
 
-// maxMessage caps a DuckDB message: an "Original Line" can be a whole
-// CSV row.
-const maxMessage = 500
+// maxLine caps each line of a DuckDB message, maxMessage the whole: an
+// "Original Line" can be a whole CSV row, and the reason it failed
+// follows it.
+const (
+	maxLine    = 200
+	maxMessage = 500
+)
 
 // duckErr turns an error from DuckDB into one line: DuckDB's messages
 // run over many lines of advice on its own SQL options (sample_size,
@@ -54,16 +58,20 @@ func duckMessage(msg string) string {
 	var parts []string
 	for _, line := range strings.Split(msg, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
-			parts = append(parts, line)
+			parts = append(parts, capText(line, maxLine))
 		}
 	}
-	msg = strings.Join(parts, "; ")
-	if len(msg) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
+	return capText(strings.Join(parts, "; "), maxMessage)
+}
+
+// capText cuts s to at most n bytes, on a character's start, marking the
+// cut with an ellipsis.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return msg
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -33,6 +33,9 @@ type ReadOptions struct {
 	// detect column types (DefaultSampleRows when zero; -1 reads the
 	// whole file first). DuckDB reads at least its first 2048 rows.
 	SampleRows int
+	// MaxLineBytes is the longest line a CSV file may hold; zero keeps
+	// DuckDB's limit, 2,000,000 bytes. (NDJSON lines have none.)
+	MaxLineBytes int64
 	// SchemaFrom names a file whose columns, names and types, every file
 	// is read with, instead of the first file's.
 	SchemaFrom string
@@ -205,7 +208,7 @@ func (r *Reader) describe(f *file) error {
 		}
 		return nil
 	}
-	f.sample = r.opts.SampleRows
+	f.sample, f.maxLine = r.opts.SampleRows, r.opts.MaxLineBytes
 	rows, err := r.conn.Query(r.ctx, "DESCRIBE SELECT * FROM "+f.scan())
 	if err != nil {
 		return &ReadError{Path: f.path, Err: duckErr(r.ctx, err)}

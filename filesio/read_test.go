@@ -320,6 +320,7 @@ func TestOpen_Errors(t *testing.T) {
 		return writeFile(t, dir, name, b.String())
 	}
 	notParquet := writeFile(t, dir, "fake.parquet", "id,name\n1,x\n")
+	longCSV, _ := longLines(t, dir)
 	tests := []struct {
 		name  string
 		paths []string
@@ -340,6 +341,8 @@ func TestOpen_Errors(t *testing.T) {
 			want: []string{"wrong.ndjson", "line 30001", `"zz"`}},
 		{name: "malformed NDJSON", paths: []string{writeFile(t, dir, "bad.ndjson", "{\"a\": 1}\n{\"a\": \n")},
 			want: []string{"bad.ndjson", "Malformed JSON"}},
+		{name: "CSV line over DuckDB's 2,000,000 bytes", paths: []string{longCSV},
+			want: []string{"long.csv", "Original Line: 2,", "…", "Maximum line size of 2000000 bytes exceeded"}},
 		{name: "not Parquet", paths: []string{notParquet}, want: []string{"fake.parquet", "magic bytes"}},
 		{name: "missing file", paths: []string{filepath.Join(dir, "gone.csv")}, want: []string{"gone.csv", "no such file"}},
 		{name: "unknown format", paths: []string{filepath.Join(dir, "notes.txt")}, want: []string{"unknown file format"}},
@@ -376,6 +379,37 @@ func TestOpen_Errors(t *testing.T) {
 			var re *filesio.ReadError
 			if !errors.As(err, &re) && !errors.Is(err, filesio.ErrUnknownFormat) {
 				t.Errorf("error: got %T, want a *ReadError", err)
+			}
+		})
+	}
+}
+
+// longLines writes long.csv, whose second row is a 3 MB line, past
+// DuckDB's limit, and big.ndjson, whose second object is 17 MB.
+func longLines(t *testing.T, dir string) (csv, ndjson string) {
+	t.Helper()
+	csv = writeFile(t, dir, "long.csv", "id,s\n1,x\n2,"+strings.Repeat("y", 3_000_000)+"\n3,z\n")
+	ndjson = writeFile(t, dir, "big.ndjson", "{\"id\": 1, \"s\": \"x\"}\n{\"id\": 2, \"s\": \""+strings.Repeat("y", 17<<20)+"\"}\n{\"id\": 3, \"s\": \"z\"}\n")
+	return csv, ndjson
+}
+
+// TestOpen_MaxLineBytes reads the CSV file whose long line fails with
+// DuckDB's limit (TestOpen_Errors) once MaxLineBytes makes room. NDJSON
+// has no such limit: its 17 MB object reads as it is.
+func TestOpen_MaxLineBytes(t *testing.T) {
+	csv, ndjson := longLines(t, t.TempDir())
+	for _, tt := range []struct {
+		path string
+		long int
+		opts filesio.ReadOptions
+	}{{csv, 3_000_000, filesio.ReadOptions{MaxLineBytes: 32 << 20}}, {ndjson, 17 << 20, filesio.ReadOptions{}}} {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			res, err := readAll(t, []string{tt.path}, tt.opts, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.rows != 3 || len(res.row) != 2 || res.row[0] != "2" || len(res.row[1]) != tt.long {
+				t.Errorf("%d rows, row 1 %q… (%d bytes): want 3 rows, row 1 id 2 with %d bytes", res.rows, res.row[0], len(res.row[len(res.row)-1]), tt.long)
 			}
 		})
 	}

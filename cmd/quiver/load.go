@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/filesio"
 	"github.com/quiverdata/quiver/ipcx"
@@ -33,7 +34,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	var (
 		cf                                  clientFlags
 		table, mode, catalog, schema, codec string
-		schemaFrom                          string
+		schemaFrom, maxLine                 string
 		batchRows, sampleRows               int
 		quiet                               bool
 	)
@@ -46,6 +47,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&batchRows, "batch-rows", filesio.DefaultBatchRows, "rows per batch sent")
 	fs.IntVar(&sampleRows, "infer-rows", filesio.DefaultSampleRows, "CSV rows or NDJSON lines DuckDB samples to detect column types (-1: the whole file)")
 	fs.StringVar(&schemaFrom, "schema-from", "", "read every file with the column names and types of this file instead of the first file's")
+	fs.StringVar(&maxLine, "max-line-size", "", "the longest line a CSV file may hold, e.g. 64MB (default: DuckDB's, 2,000,000 bytes)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress, only the summary")
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -67,6 +69,12 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	if batchRows <= 0 || sampleRows == 0 || sampleRows < -1 {
 		return usagef("--batch-rows must be positive, and --infer-rows positive or -1")
 	}
+	var maxLineBytes int64
+	if maxLine != "" {
+		if maxLineBytes, err = admit.ParseBytes(maxLine); err != nil || maxLineBytes < 1<<10 {
+			return usagef("bad --max-line-size %q: give a size of at least 1KB, e.g. 64MB", maxLine)
+		}
+	}
 	if err := checkFiles(files); err != nil {
 		return err
 	}
@@ -82,7 +90,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 
 	prog := newLoadProgress(stderr, table, quiet)
 	rdr, err := filesio.Open(ctx, files, filesio.ReadOptions{
-		BatchRows: batchRows, SampleRows: sampleRows, SchemaFrom: schemaFrom, Progress: prog.update,
+		BatchRows: batchRows, SampleRows: sampleRows, MaxLineBytes: maxLineBytes, SchemaFrom: schemaFrom, Progress: prog.update,
 	})
 	if err != nil {
 		return loadError(&cf, table, err)
@@ -140,6 +148,8 @@ func loadError(cf *clientFlags, table string, err error) error {
 		return fmt.Errorf("%s: the files hold no rows, and no table was created", what)
 	case errors.As(err, &re) && strings.Contains(err.Error(), "every file must share one schema"):
 		return fmt.Errorf("%s: %w", what, err)
+	case errors.As(err, &re) && strings.Contains(err.Error(), "Maximum line size"):
+		return fmt.Errorf("%s: %w; allow longer lines with --max-line-size, e.g. 64MB", what, err)
 	case errors.As(err, &re):
 		return fmt.Errorf("%s: %w; fix the file, or sample more rows to detect the types (--infer-rows N, -1 for all) or give them (--schema-from FILE)", what, err)
 	case !errors.As(err, &se):

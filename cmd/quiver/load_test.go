@@ -182,6 +182,11 @@ func TestLoad_CLI(t *testing.T) {
 	if err := os.WriteFile(other, []byte("id,label\n1,x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A 3 MB line, past DuckDB's 2,000,000-byte limit.
+	long := filepath.Join(dir, "long.csv")
+	if err := os.WriteFile(long, []byte("id,s\n1,x\n2,"+strings.Repeat("y", 3_000_000)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	failures := []struct {
 		name     string
 		args     []string
@@ -204,6 +209,10 @@ func TestLoad_CLI(t *testing.T) {
 		{"malformed CSV", []string{"load", ragged, "--table", "x1", "--server", srv.FlightAddr}, 1, "CSV Error on Line: 3; Original Line: 2,y; Expected Number of Columns: 3 Found: 2"},
 		{"value does not fit the table", []string{"load", textID, "--table", "t1", "--mode", "append", "--server", srv.FlightAddr}, 1, "'abc'"},
 		{"bad infer-rows", []string{"load", paths[0], "--table", "x", "--infer-rows", "0"}, 2, "--infer-rows"},
+		{"line too long", []string{"load", long, "--table", "x1", "--server", srv.FlightAddr}, 1,
+			"Maximum line size of 2000000 bytes exceeded. Actual Size:3000003 bytes.; allow longer lines with --max-line-size, e.g. 64MB"},
+		{"bad max-line-size", []string{"load", long, "--table", "x1", "--max-line-size", "lots"}, 2, `bad --max-line-size "lots"`},
+		{"max-line-size too small", []string{"load", long, "--table", "x1", "--max-line-size", "100"}, 2, "at least 1KB"},
 		{"missing schema file", []string{"load", paths[0], "--table", "x", "--schema-from", filepath.Join(dir, "gone.csv")}, 2, "bad --schema-from"},
 		{"no server", []string{"load", paths[0], "--table", "x", "--server", "127.0.0.1:1"}, 1, "is quiver serve running"},
 	}
@@ -228,6 +237,14 @@ func TestLoad_CLI(t *testing.T) {
 	if got := scalar(t, c, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'x1'"); got != "0" {
 		t.Errorf("tables named x1: got %s, want 0", got)
 	}
+	t.Run("max-line-size makes room", func(t *testing.T) {
+		if code, _, errOut := runQuiver(t, "load", long, "--table", "long", "--max-line-size", "8MB", "--server", srv.FlightAddr); code != 0 {
+			t.Fatalf("exit status %d; stderr: %s", code, errOut)
+		}
+		if got := scalar(t, c, "SELECT count(*) || '/' || max(length(s)) FROM long"); got != "2/3000000" {
+			t.Errorf("rows/longest value: got %s, want 2/3000000", got)
+		}
+	})
 }
 
 // scalar runs a one-value query.
