@@ -27,17 +27,23 @@ func BenchmarkMySQL_Fetch(b *testing.B) {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	b.ReportAllocs()
 	b.SetBytes(rows * cols * 8)
+	benchFetch(b, db, "SELECT * FROM wide", rows, ptrs, nil)
+}
+
+// benchFetch runs query once per iteration, scanning every row into
+// dest; check, when given, judges the last row scanned.
+func benchFetch(b *testing.B, db *sql.DB, query string, rows int, dest []any, check func() error) {
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := db.Query("SELECT * FROM wide")
+		r, err := db.Query(query)
 		if err != nil {
 			b.Fatalf("query: %v", err)
 		}
 		n := 0
 		for r.Next() {
-			if err := r.Scan(ptrs...); err != nil {
+			if err := r.Scan(dest...); err != nil {
 				b.Fatalf("scan: %v", err)
 			}
 			n++
@@ -48,6 +54,11 @@ func BenchmarkMySQL_Fetch(b *testing.B) {
 		r.Close()
 		if n != rows {
 			b.Fatalf("got %d rows, want %d", n, rows)
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
@@ -65,29 +76,13 @@ func BenchmarkMySQL_FetchMixed(b *testing.B) {
 		b.Fatalf("create: %v", err)
 	}
 	var id, grp, amount, name sql.RawBytes
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		r, err := db.Query(fmt.Sprintf("SELECT id, grp, amount, name FROM mixed LIMIT %d", rows))
-		if err != nil {
-			b.Fatalf("query: %v", err)
-		}
-		n := 0
-		for r.Next() {
-			if err := r.Scan(&id, &grp, &amount, &name); err != nil {
-				b.Fatalf("scan: %v", err)
+	benchFetch(b, db, fmt.Sprintf("SELECT id, grp, amount, name FROM mixed LIMIT %d", rows), rows,
+		[]any{&id, &grp, &amount, &name}, func() error {
+			if !bytes.HasPrefix(name, []byte("item_")) {
+				return fmt.Errorf("the last row named %q, want item_…", name)
 			}
-			n++
-		}
-		if err := r.Err(); err != nil {
-			b.Fatalf("rows: %v", err)
-		}
-		r.Close()
-		if n != rows || !bytes.HasPrefix(name, []byte("item_")) {
-			b.Fatalf("got %d rows, the last named %q; want %d, item_…", n, name, rows)
-		}
-	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			return nil
+		})
 }
 
 // BenchmarkMySQL_PointLookup is a point lookup by another id each time,
