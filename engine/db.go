@@ -38,6 +38,10 @@ type Options struct {
 	TempDir string
 	// BatchRows is the row count result batches are coalesced to.
 	BatchRows int
+	// MaxBatchBytes cuts result batches by size; zero keeps
+	// convert.DefaultMaxBatchBytes, under the 16 MiB message clients
+	// accept by default. Tests set it low to cut batches often.
+	MaxBatchBytes int
 	// MaxIdle is how many idle connections the pool keeps.
 	MaxIdle int
 	// ExternalAccess leaves DuckDB's file system and network access on.

@@ -51,7 +51,8 @@ func newRows(s *Stmt, res duckdb.Result, stop func() bool, transient bool) (*Row
 	if transient {
 		stringMem = s.c.db.mem
 	}
-	b, err := convert.NewBatcher(s.c.db.mem, stringMem, s.c.arrowOpts, types, names, s.c.db.opts.BatchRows, s.c.db.opts.FallbackOnly)
+	size := convert.Size{Rows: s.c.db.opts.BatchRows, Bytes: s.c.db.opts.MaxBatchBytes}
+	b, err := convert.NewBatcher(s.c.db.mem, stringMem, s.c.arrowOpts, types, names, size, s.c.db.opts.FallbackOnly)
 	if err != nil {
 		destroyTypes(types)
 		return nil, err

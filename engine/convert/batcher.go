@@ -22,7 +22,7 @@ import (
 // DefaultBatchRows is the row count a Batcher aims for when none is given.
 const DefaultBatchRows = 64 * 1024
 
-// maxBatchBytes cuts a batch early, in the middle of a chunk if need be,
+// DefaultMaxBatchBytes cuts a batch early, in the middle of a chunk if need be,
 // before its buffers grow past this size, so that one batch, sent as one
 // IPC message, stays under the 16 MiB that ADBC's Flight SQL driver and
 // gRPC clients accept by default (with room for validity bitmaps and
@@ -31,7 +31,7 @@ const DefaultBatchRows = 64 * 1024
 // 3,000-byte strings 6 MB: cut only between chunks, such a result's
 // batches reached 18.5 MB, which ADBC refused. Only a single row larger
 // than this makes a larger batch, of its own.
-const maxBatchBytes = 12 << 20
+const DefaultMaxBatchBytes = 12 << 20
 
 // vectorSize is DuckDB's maximum chunk size.
 var vectorSize = int(duckdb.VectorSize())
@@ -66,8 +66,10 @@ type Batcher struct {
 	gcMem  memory.Allocator
 	schema *arrow.Schema
 	target int
-	cols   []column
-	rows   int
+	// maxBytes cuts a batch by size (DefaultMaxBatchBytes).
+	maxBytes int
+	cols     []column
+	rows     int
 	// rowBytes is the fixed-width bytes per row of the fast columns
 	// (values, string offsets); slowBytes is what the slow columns' chunks
 	// of the current batch hold. Full counts both.
@@ -98,6 +100,11 @@ type Batcher struct {
 	slowSliced bool
 }
 
+// Size is what a batch is cut at: about Rows rows (DefaultBatchRows when
+// zero), at a chunk's end, and at most Bytes bytes (DefaultMaxBatchBytes
+// when zero), inside a chunk if need be.
+type Size struct{ Rows, Bytes int }
+
 // NewBatcher builds a batcher for a result whose columns have the given
 // DuckDB logical types and names. The Arrow schema comes from DuckDB's own
 // type mapping under opts, so the fast and the fallback paths agree. The
@@ -110,9 +117,12 @@ type Batcher struct {
 //
 // With fallbackOnly every column takes DuckDB's own Arrow conversion; tests
 // and benchmarks use it as the reference.
-func NewBatcher(mem, stringMem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.LogicalType, names []string, targetRows int, fallbackOnly bool) (*Batcher, error) {
-	if targetRows <= 0 {
-		targetRows = DefaultBatchRows
+func NewBatcher(mem, stringMem memory.Allocator, opts duckdb.ArrowOptions, types []duckdb.LogicalType, names []string, size Size, fallbackOnly bool) (*Batcher, error) {
+	if size.Rows <= 0 {
+		size.Rows = DefaultBatchRows
+	}
+	if size.Bytes <= 0 {
+		size.Bytes = DefaultMaxBatchBytes
 	}
 	schema, err := ArrowSchema(opts, types, names)
 	if err != nil {
@@ -122,9 +132,9 @@ func NewBatcher(mem, stringMem memory.Allocator, opts duckdb.ArrowOptions, types
 	if gcMem == nil {
 		gcMem = memory.NewGoAllocator()
 	}
-	b := &Batcher{mem: mem, gcMem: gcMem, schema: schema, target: targetRows, opts: opts,
+	b := &Batcher{mem: mem, gcMem: gcMem, schema: schema, target: size.Rows, maxBytes: size.Bytes, opts: opts,
 		cols: make([]column, len(types)), colBytes: make([]int, len(types))}
-	capRows := targetRows + vectorSize
+	capRows := size.Rows + vectorSize
 	var slowFields []arrow.Field
 	for i, lt := range types {
 		f := schema.Field(i)
@@ -171,7 +181,7 @@ func (b *Batcher) Rows() int { return b.rows }
 // Full reports whether the current batch has reached its target size and
 // should be cut with Flush before more chunks are added.
 func (b *Batcher) Full() bool {
-	return b.cut || b.rows >= b.target || b.bytes() >= maxBatchBytes
+	return b.cut || b.rows >= b.target || b.bytes() >= b.maxBytes
 }
 
 // bytes is the size of the batch being built.
@@ -196,7 +206,7 @@ func fixedBytes(dt arrow.DataType) int {
 // Append adds the rows of chunk from its row from to the current batch,
 // and returns the row it stopped before: n, the chunk's size, when it
 // took them all. It stops early when the next row would take the batch
-// past maxBatchBytes (a batch's first row always goes in), and the batch
+// past its size in bytes (a batch's first row always goes in), and the batch
 // is then Full: the caller cuts it with Flush and calls Append again with
 // the same chunk from where it stopped. It never splits a chunk by row
 // count; a batch may pass its target by up to one chunk.
@@ -218,14 +228,14 @@ func (b *Batcher) Append(chunk duckdb.DataChunk, from int) (int, error) {
 	// the chunk fits, made str20's conversion 5% slower. Only a chunk that
 	// may not fit, judged by the rows before it, is measured first; one
 	// that turns out not to fit after all is taken back.
-	if 2*left*b.lastRowBytes <= maxBatchBytes-before {
+	if 2*left*b.lastRowBytes <= b.maxBytes-before {
 		for i, c := range b.cols {
 			if c != nil {
 				vec := duckdb.DataChunkGetVector(chunk, duckdb.IdxT(i))
 				c.add(vec, from, left, b.rows, c.varBytes(vec, from, left))
 			}
 		}
-		if after := b.bytes() + left*b.rowBytes + b.slowFor(left, n); after <= maxBatchBytes {
+		if after := b.bytes() + left*b.rowBytes + b.slowFor(left, n); after <= b.maxBytes {
 			b.took(from, left, n, after-before)
 			return n, nil
 		}
@@ -271,11 +281,11 @@ func (b *Batcher) took(from, k, n, bytes int) {
 }
 
 // fit is how many rows of chunk, from its row from, the batch can take
-// without passing maxBatchBytes: at least one when the batch is empty.
+// without passing its size in bytes: at least one when the batch is empty.
 // It leaves each column's varBytes of the rest of the chunk in colBytes.
 func (b *Batcher) fit(chunk duckdb.DataChunk, from, n int) int {
 	left := n - from
-	budget := maxBatchBytes - b.bytes()
+	budget := b.maxBytes - b.bytes()
 	total := b.rowBytes*left + b.slowFor(left, n)
 	for i, c := range b.cols {
 		if c != nil {
