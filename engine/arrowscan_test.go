@@ -56,26 +56,17 @@ func makeBatches(t *testing.T, mem memory.Allocator, n, rows int) (*arrow.Schema
 }
 
 // openIngTable opens a test database with opts and a connection to it,
-// which the caller releases, and creates the table ing.
+// released when the test ends, and creates the table ing.
 func openIngTable(t *testing.T, opts engine.Options) (*engine.DB, *engine.Conn) {
 	t.Helper()
 	db := openTest(t, opts)
-	c, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(context.Background(), "CREATE TABLE ing (id BIGINT, s VARCHAR)"); err != nil {
-		c.Release()
-		t.Fatal(err)
-	}
-	return db, c
+	return db, testConn(t, db, "CREATE TABLE ing (id BIGINT, s VARCHAR)")
 }
 
 func TestConn_InsertArrow(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	db, c := openIngTable(t, engine.Options{})
-	defer c.Release()
 	ctx := context.Background()
 	schema, recs := makeBatches(t, mem, 4, 5000)
 	rdr, _ := array.NewRecordReader(schema, recs)
@@ -114,7 +105,6 @@ func TestConn_InsertArrowCoalesces(t *testing.T) {
 	dbMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer dbMem.AssertSize(t, 0)
 	db, c := openIngTable(t, engine.Options{Allocator: dbMem})
-	defer c.Release()
 	ctx := context.Background()
 	const batches, rows = 60, 5000 // 300,000 rows: 2 row groups and a bit
 	schema, recs := makeBatches(t, mem, batches, rows)

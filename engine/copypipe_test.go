@@ -29,14 +29,7 @@ func TestStmt_PipeCopy(t *testing.T) {
 	dir := t.TempDir()
 	db := openTest(t, engine.Options{AllowedDirs: []string{dir}, Allocator: mem})
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE TABLE t AS SELECT range AS i, hash(range) AS h, 'v' || range AS s FROM range(300000) ORDER BY h"); err != nil {
-		t.Fatal(err)
-	}
+	c := testConn(t, db, "CREATE TABLE t AS SELECT range AS i, hash(range) AS h, 'v' || range AS s FROM range(300000) ORDER BY h")
 	for _, tt := range []struct {
 		name, query string
 		params      []any

@@ -94,6 +94,24 @@ func collectWith(t *testing.T, db *engine.DB, sql string, transient bool) []arro
 	return out
 }
 
+// testConn takes a connection from db, released when the test ends, and
+// runs setup on it.
+func testConn(t testing.TB, db *engine.DB, setup ...string) *engine.Conn {
+	t.Helper()
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Release)
+	for _, sql := range setup {
+		if _, err := c.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	return c
+}
+
 // openRows runs sql on a connection of its own, as Query or as
 // QueryTransient; done closes the rows, the statement and the connection.
 func openRows(t testing.TB, db *engine.DB, sql string, transient bool) (rows *engine.Rows, done func()) {
@@ -296,14 +314,7 @@ func TestRows_WideRowsStreamWhole(t *testing.T) {
 func TestConn_Errors(t *testing.T) {
 	db := openTest(t, engine.Options{})
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
+	c := testConn(t, db, "CREATE TABLE t (id INTEGER PRIMARY KEY)")
 	tests := []struct {
 		sql  string
 		want engine.Kind

@@ -95,21 +95,13 @@ func FuzzRows_Strings(f *testing.F) {
 // loadFz makes rec the table fz of db.
 func loadFz(t *testing.T, db *engine.DB, rec arrow.RecordBatch) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE OR REPLACE TABLE fz (id BIGINT, s VARCHAR, b BLOB)"); err != nil {
-		t.Fatal(err)
-	}
+	c := testConn(t, db, "CREATE OR REPLACE TABLE fz (id BIGINT, s VARCHAR, b BLOB)")
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rdr.Release()
-	if _, err := c.InsertArrow(ctx, "fz", nil, rdr); err != nil {
+	if _, err := c.InsertArrow(context.Background(), "fz", nil, rdr); err != nil {
 		t.Fatal(err)
 	}
 }
