@@ -64,6 +64,18 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("the statement ran longer than its timeout of %s (%s) and was canceled", e.D, e.Source)
 }
 
+// SessionLimit is the limit a statement runs under when its server's
+// limit is server and its session asked for session (0: no limit, or
+// none asked). A server's limit is a ceiling: a session may lower it,
+// never raise it past the server's. fromSession reports whether the
+// session's value is the one that applies.
+func SessionLimit(server, session time.Duration) (d time.Duration, fromSession bool) {
+	if session > 0 && (server <= 0 || session < server) {
+		return session, true
+	}
+	return server, false
+}
+
 // Bound is Track, and when d > 0 it also ends the statement's context
 // after d, its cause a *TimeoutError naming source. The returned cancel
 // function must be called.

@@ -19,8 +19,9 @@ import (
 )
 
 // optQueryTimeout is the session option that bounds each of the session's
-// statements, as --query-timeout does the server's: a duration ("30s",
-// "2m"), or a number of milliseconds; 0 or empty goes back to the server's.
+// statements: a duration ("30s", "2m"), or a number of milliseconds; 0 or
+// empty goes back to the server's. It may lower the server's
+// --query-timeout, never raise it (admit.SessionLimit).
 const optQueryTimeout = "query_timeout"
 
 // parseTimeout reads a query_timeout session option value.
@@ -49,16 +50,18 @@ func parseTimeout(v *flight.SessionOptionValue) (time.Duration, error) {
 	return 0, fmt.Errorf("query_timeout: want a string, an integer or a double")
 }
 
-// queryTimeout is the caller's session option, else the server's.
-func (s *Server) queryTimeout(ctx context.Context) time.Duration {
+// queryTimeout is the caller's session option where it is below the
+// server's --query-timeout, else the server's; fromSession reports which.
+func (s *Server) queryTimeout(ctx context.Context) (d time.Duration, fromSession bool) {
+	var asked time.Duration
 	if sess, err := session.GetSessionFromContext(ctx); err == nil && sess != nil {
 		if v := sess.GetSessionOption(optQueryTimeout); v != nil {
-			if d, err := parseTimeout(v); err == nil && d > 0 {
-				return d
+			if d, err := parseTimeout(v); err == nil {
+				asked = d
 			}
 		}
 	}
-	return s.opts.QueryTimeout
+	return admit.SessionLimit(s.opts.QueryTimeout, asked)
 }
 
 // withQueryTimeout bounds ctx by the caller's query timeout, and marks it
@@ -66,8 +69,12 @@ func (s *Server) queryTimeout(ctx context.Context) time.Duration {
 // cancel it. The cancel function must be called.
 func (s *Server) withQueryTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	u, _ := auth.UserFromContext(ctx)
-	return admit.Bound(ctx, "flight", u.Name, s.queryTimeout(ctx),
-		"the session's "+optQueryTimeout+" option, or the server's --query-timeout")
+	d, fromSession := s.queryTimeout(ctx)
+	source := "the server's --query-timeout"
+	if fromSession {
+		source = "the session's " + optQueryTimeout + " option"
+	}
+	return admit.Bound(ctx, "flight", u.Name, d, source)
 }
 
 // classKey is what the classifier knows sql by: its text in the scope

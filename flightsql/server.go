@@ -81,7 +81,8 @@ type Options struct {
 	Admission  *admit.Controller
 	Classifier *admit.Classifier
 	// QueryTimeout bounds every statement, waiting for its turn included;
-	// a session's query_timeout option overrides it. Zero: no bound.
+	// a session's query_timeout option may lower it, never raise it.
+	// Zero: no bound.
 	QueryTimeout time.Duration
 	// Actions are extra DoAction types the server answers, each with the
 	// caller in its context (quiver.user is one). They are listed by

@@ -21,7 +21,8 @@ const (
 
 // SetSessionOptions sets the session's default catalog and schema, each
 // checked against the database before it is accepted, its result
-// compression (none, lz4, zstd or auto) and its query_timeout.
+// compression (none, lz4, zstd or auto) and its query_timeout, which
+// lowers the server's --query-timeout and never raises it.
 func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
 	sess, err := session.GetSessionFromContext(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package mysqlwire
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -12,18 +13,21 @@ import (
 	"github.com/quiverdata/quiver/engine"
 )
 
-// statementTimeout is how long a statement may take: for a SELECT, the
-// session's max_execution_time (milliseconds) when set, as MySQL does;
-// else the server's query timeout. Zero means no bound.
-func (s *session) statementTimeout(query bool) (time.Duration, bool) {
+// statementTimeout is how long a statement may take: the server's query
+// timeout, or for a SELECT the session's max_execution_time
+// (milliseconds, as MySQL reads it) when that is lower. A session may
+// lower the server's limit, never raise it. Zero means no bound;
+// fromSession reports whether max_execution_time applies.
+func (s *session) statementTimeout(query bool) (d time.Duration, fromSession bool) {
+	var asked time.Duration
 	if query {
 		if v, _, ok := s.variable("max_execution_time"); ok && v != nil {
-			if ms, err := strconv.ParseInt(*v, 10, 64); err == nil && ms > 0 {
-				return time.Duration(ms) * time.Millisecond, true
+			if ms, err := strconv.ParseInt(*v, 10, 64); err == nil && ms > 0 && ms < math.MaxInt64/int64(time.Millisecond) {
+				asked = time.Duration(ms) * time.Millisecond
 			}
 		}
 	}
-	return s.srv.opts.QueryTimeout, false
+	return admit.SessionLimit(s.srv.opts.QueryTimeout, asked)
 }
 
 // withTimeout bounds ctx by the statement's timeout; cancel must be

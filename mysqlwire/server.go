@@ -65,8 +65,8 @@ type Options struct {
 	Admission  *admit.Controller
 	Classifier *admit.Classifier
 	// QueryTimeout bounds every statement, its wait for a turn included;
-	// a session's max_execution_time overrides it for SELECTs, as in
-	// MySQL. Zero: no bound.
+	// a session's max_execution_time may lower it for SELECTs, never
+	// raise it. Zero: no bound.
 	QueryTimeout time.Duration
 	// MaxConnections refuses a login, with error 1040, while this many
 	// clients are connected. Zero: no limit.

@@ -156,6 +156,8 @@ func (s *session) variable(name string) (val *string, kind varKind, ok bool) {
 		}
 	case "wait_timeout", "interactive_timeout":
 		v = strconv.FormatInt(int64(s.srv.opts.IdleTimeout/time.Second), 10)
+	case "net_write_timeout":
+		v = strconv.FormatInt(int64(s.srv.opts.WriteTimeout/time.Second), 10)
 	case "have_ssl":
 		if s.srv.opts.TLSConfig != nil {
 			v = "YES"
@@ -382,6 +384,9 @@ func (s *session) assign(ctx context.Context, a assignment) error {
 			on = b
 		}
 		return s.setAutocommit(ctx, on)
+	}
+	if !isDefault && !null {
+		val = s.clampToCeiling(a.name, val)
 	}
 	checksWere := s.foreignKeyChecks()
 	switch {

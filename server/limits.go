@@ -31,8 +31,8 @@ type Limits struct {
 	// is refused (RESOURCE_EXHAUSTED, MySQL error 1040). Default 30 s.
 	QueueTimeout time.Duration
 	// QueryTimeout bounds each statement, its wait included. A session
-	// may set its own (Flight's query_timeout option, MySQL's
-	// max_execution_time). Default: none.
+	// may lower it, never raise it (Flight's query_timeout option,
+	// MySQL's max_execution_time). Default: none.
 	QueryTimeout time.Duration
 	// MaxConnections bounds the client connections of each endpoint:
 	// Flight's are closed at once past it, MySQL's refused with error

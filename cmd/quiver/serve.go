@@ -134,7 +134,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&cfg.Limits.MaxRunning, "max-running", 0, "statements running at once, half of them kept for small ones (0: twice the CPUs, at least 4)")
 	fs.DurationVar(&cfg.Limits.QueueTimeout, "queue-timeout", 30*time.Second, "how long a statement waits for its turn before it is refused (RESOURCE_EXHAUSTED; MySQL error 1040)")
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
-	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); sessions set their own with the Flight session option query_timeout or MySQL's max_execution_time")
+	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
