@@ -61,6 +61,13 @@ type Config struct {
 	// the small queries in flight to finish (see Urgent). 0, the
 	// default: bulk results never wait.
 	YieldMax time.Duration
+	// SmallHold is the most run time a query holds a small-lane slot:
+	// past it the query is demoted to the bulk lane (it goes on running,
+	// counted there), and its small slot is free for small queries
+	// again. Default 250 ms, the classifier's SmallTime: a query that
+	// runs longer was not small, whatever its estimate said. Negative:
+	// never demote.
+	SmallHold time.Duration
 }
 
 // OpenPerRun bounds the open results per run slot. Results beyond the
@@ -89,6 +96,9 @@ func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
 	}
+	if c.SmallHold == 0 {
+		c.SmallHold = 250 * time.Millisecond
+	}
 	return c
 }
 
@@ -104,6 +114,9 @@ type Controller struct {
 	// used lately.
 	runningBy, openBy [2]classCounts
 	usage             [2]classUsage
+	// demotedBy counts, per class, the demoted queries running (see
+	// demote).
+	demotedBy classCounts
 	// Per lane, the paused queries waiting to run again (served first)
 	// and the new queries waiting to start, fairly between classes.
 	resuming [2]*fairQueue
@@ -125,6 +138,7 @@ func New(cfg Config) *Controller {
 		c.resuming[l], c.starting[l] = &fairQueue{}, &fairQueue{}
 		c.runningBy[l], c.openBy[l], c.usage[l] = classCounts{}, classCounts{}, classUsage{}
 	}
+	c.demotedBy = classCounts{}
 	return c
 }
 
@@ -143,13 +157,20 @@ func (c *Controller) OnIdle(fn func()) {
 type Stats struct {
 	Running, Open [2]int
 	Queued        int
+	// Demoted is how many of the bulk lane's running queries were
+	// admitted small and demoted (see Config.SmallHold).
+	Demoted int
 }
 
 // Stats returns the current counts.
 func (c *Controller) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Running: c.running, Open: c.open, Queued: c.queued}
+	d := 0
+	for _, n := range c.demotedBy {
+		d += n
+	}
+	return Stats{Running: c.running, Open: c.open, Queued: c.queued, Demoted: d}
 }
 
 // Idle reports whether no result is open and no query waits.
@@ -188,6 +209,7 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // waiter is a query waiting for a slot.
 type waiter struct {
+	slot  *Slot
 	lane  Lane
 	class string
 	open  bool // it needs an open slot too (a new query)
@@ -199,16 +221,26 @@ type waiter struct {
 // running. It returns a *BusyError when the query did not get its turn
 // within the queue timeout or the queue was full, and ctx's error when
 // ctx ended first. The caller must call the slot's Done.
+//
+// A small query of a class that has as many demoted queries running as
+// the small lane keeps slots (Config.Reserved) goes in the bulk lane: one
+// user whose queries look small and are not cannot take the small lane
+// again and again.
 func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
-	s := &Slot{c: c, lane: lane, running: true, start: time.Now()}
+	s := &Slot{c: c, running: true, start: time.Now()}
+	s.lane.Store(int32(lane))
 	if c == nil {
 		return s, nil
 	}
 	s.class = classOf(ctx)
+	if lane == Small && c.overDemoted(s.class) {
+		lane = Bulk
+		s.lane.Store(int32(lane))
+	}
 	c.track(ctx, s)
 	c.mu.Lock()
 	if c.mayStart(lane) && c.starting[lane].Len() == 0 {
-		c.take(s.lane, s.class, true)
+		c.take(s, true)
 		c.mu.Unlock()
 		s.granted()
 		return s, nil
@@ -220,7 +252,7 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 		noteRefused(lane, "queue_full")
 		return nil, err
 	}
-	w := &waiter{lane: lane, class: s.class, open: true, ready: make(chan struct{})}
+	w := &waiter{slot: s, lane: lane, class: s.class, open: true, ready: make(chan struct{})}
 	e := c.starting[lane].push(w)
 	c.queued++
 	queuedG[lane].Inc()
@@ -262,18 +294,21 @@ func (c *Controller) Admit(ctx context.Context, lane Lane) (*Slot, error) {
 func (s *Slot) granted() {
 	s.runSince = time.Now()
 	s.setState(Running)
-	noteAdmitted(s.lane, s.runSince.Sub(s.start))
+	noteAdmitted(s.Lane(), s.runSince.Sub(s.start))
 	s.setUrgent(true)
 }
 
 // setUrgent counts a small query as small work in flight (see Urgent)
 // while it runs; paused for its client, or done, it is not, so a client
 // that leaves a small result unread cannot hold bulk results back.
+// A demoted query stops counting at once (demote).
 func (s *Slot) setUrgent(on bool) {
-	if s.lane != Small || s.c == nil || s.c.cfg.YieldMax <= 0 || s.urgent == on {
+	if on && s.Lane() != Small || s.c == nil || s.c.cfg.YieldMax <= 0 {
 		return
 	}
-	s.urgent = on
+	if !s.urgent.CompareAndSwap(!on, on) {
+		return
+	}
 	if on {
 		s.c.urgent.Add(1)
 	} else {
@@ -301,13 +336,14 @@ func (c *Controller) busy(lane Lane, waited time.Duration, full bool) *BusyError
 }
 
 // mayRun reports whether a query of lane may take a run slot; c.mu is
-// held.
+// held. The small lane keeps its Reserved slots even when demoted
+// queries hold more than the bulk lane's share.
 func (c *Controller) mayRun(lane Lane) bool {
 	total := c.running[Small] + c.running[Bulk]
-	if total >= c.cfg.Running {
-		return false
+	if lane == Small {
+		return total < c.cfg.Running || c.running[Small] < c.cfg.Reserved
 	}
-	return lane == Small || c.running[Bulk] < c.cfg.Running-c.cfg.Reserved
+	return total < c.cfg.Running && c.running[Bulk] < c.cfg.Running-c.cfg.Reserved
 }
 
 // mayStart reports whether a new query of lane may take a run slot and an
@@ -338,13 +374,13 @@ func (c *Controller) grant() {
 	for _, lane := range [2]Lane{Small, Bulk} {
 		for c.resuming[lane].Len() > 0 && c.mayRun(lane) {
 			w := c.resuming[lane].pop(c.runningBy[lane].rank)
-			c.take(lane, w.class, false)
+			c.take(w.slot, false)
 			w.done = true
 			close(w.ready)
 		}
 		for c.starting[lane].Len() > 0 && c.mayStart(lane) {
 			w := c.starting[lane].pop(c.startRank(lane))
-			c.take(lane, w.class, true)
+			c.take(w.slot, true)
 			c.queued--
 			queuedG[lane].Dec()
 			w.done = true
@@ -357,23 +393,44 @@ func (c *Controller) grant() {
 	}
 }
 
-// take counts a run slot, and an open one when open, for class; c.mu is
-// held.
-func (c *Controller) take(lane Lane, class string, open bool) {
+// take counts s's run slot, and its open one when open; c.mu is held.
+// A small slot's demotion is timed from here (see demote).
+func (c *Controller) take(s *Slot, open bool) {
+	lane := s.Lane()
 	c.running[lane]++
-	c.runningBy[lane].add(class, 1)
+	c.runningBy[lane].add(s.class, 1)
 	if open {
 		c.open[lane]++
-		c.openBy[lane].add(class, 1)
+		c.openBy[lane].add(s.class, 1)
+	}
+	if s.demoted {
+		c.demotedBy.add(s.class, 1)
+	}
+	s.counted, s.countedSince = true, time.Now()
+	if lane == Small && c.cfg.SmallHold > 0 {
+		// t is set under c.mu, and demote reads it under c.mu.
+		var t *time.Timer
+		t = time.AfterFunc(max(c.cfg.SmallHold-s.smallRan, 0), func() { c.demote(s, &t) })
+		s.demoteTimer = t
 	}
 }
 
-// stopRunning gives back a run slot of class, which ran for ran; c.mu is
+// stopRunning gives back s's run slot, which it ran for ran; c.mu is
 // held.
-func (c *Controller) stopRunning(lane Lane, class string, ran time.Duration) {
+func (c *Controller) stopRunning(s *Slot, ran time.Duration) {
+	lane := s.Lane()
 	c.running[lane]--
-	c.runningBy[lane].add(class, -1)
-	c.usage[lane].charge(class, ran, time.Now())
+	c.runningBy[lane].add(s.class, -1)
+	c.usage[lane].charge(s.class, ran, time.Now())
+	if s.demoted {
+		c.demotedBy.add(s.class, -1)
+	}
+	s.counted = false
+	if s.demoteTimer != nil {
+		s.demoteTimer.Stop()
+		s.demoteTimer = nil
+		s.smallRan += time.Since(s.countedSince)
+	}
 }
 
 // overShare ranks a class after every class with less than half a
@@ -397,8 +454,10 @@ func (c *Controller) startRank(lane Lane) func(class string) float64 {
 // Slot is one admitted query's hold on the server. It is used by the
 // query's own goroutines, one at a time.
 type Slot struct {
-	c        *Controller
-	lane     Lane
+	c *Controller
+	// lane changes once at most, from small to bulk (demote), under
+	// c.mu; its owner reads it without.
+	lane     atomic.Int32
 	class    string // see classOf
 	running  bool
 	done     bool
@@ -406,7 +465,15 @@ type Slot struct {
 	runSince time.Time     // the current run began
 	ran      time.Duration // time held running, before runSince
 	entry    *entry        // nil unless tracked
-	urgent   bool          // counted in c.urgent (see setUrgent)
+	urgent   atomic.Bool   // counted in c.urgent (see setUrgent)
+	// Under c.mu: whether the slot's run slot is counted, since when,
+	// the run time it held in the small lane before, the timer that
+	// demotes it, and whether it was demoted.
+	counted      bool
+	countedSince time.Time
+	smallRan     time.Duration
+	demoteTimer  *time.Timer
+	demoted      bool
 	// A bulk slot's last yield: when it ended and how long it waited.
 	yieldEnd  time.Time
 	yieldWait time.Duration
@@ -420,8 +487,9 @@ type Slot struct {
 // its goroutine at the back of the run queue thousands of times a fetch.
 const goschedEvery = 2 * time.Millisecond
 
-// Lane is the lane the slot was admitted to.
-func (s *Slot) Lane() Lane { return s.lane }
+// Lane is the slot's lane: the one it was admitted to, or bulk once it
+// was demoted.
+func (s *Slot) Lane() Lane { return Lane(s.lane.Load()) }
 
 // Pause gives the run slot back while the query waits for its client.
 // The open slot is kept. Pausing a paused or done slot does nothing.
@@ -438,7 +506,7 @@ func (s *Slot) Pause() {
 	}
 	s.setUrgent(false)
 	s.c.mu.Lock()
-	s.c.stopRunning(s.lane, s.class, run)
+	s.c.stopRunning(s, run)
 	s.c.grant()
 	s.c.mu.Unlock()
 }
@@ -461,7 +529,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 	if s == nil || s.done {
 		return nil
 	}
-	if s.lane == Bulk {
+	if s.Lane() == Bulk {
 		if now := time.Now(); now.Sub(s.gosched) >= goschedEvery {
 			runtime.Gosched()
 			s.gosched = now
@@ -479,14 +547,17 @@ func (s *Slot) Resume(ctx context.Context) error {
 	}
 	c := s.c
 	c.mu.Lock()
-	if c.resuming[s.lane].Len() == 0 && c.mayRun(s.lane) {
-		c.take(s.lane, s.class, false)
+	// A paused slot is not demoted (demote), so its lane holds until it
+	// runs again.
+	lane := s.Lane()
+	if c.resuming[lane].Len() == 0 && c.mayRun(lane) {
+		c.take(s, false)
 		c.mu.Unlock()
 		s.resumed()
 		return nil
 	}
-	w := &waiter{lane: s.lane, class: s.class, ready: make(chan struct{})}
-	e := c.resuming[s.lane].push(w)
+	w := &waiter{slot: s, lane: lane, class: s.class, ready: make(chan struct{})}
+	e := c.resuming[lane].push(w)
 	c.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -500,7 +571,7 @@ func (s *Slot) Resume(ctx context.Context) error {
 		s.resumed()
 		return nil
 	}
-	c.resuming[s.lane].remove(w, e)
+	c.resuming[lane].remove(w, e)
 	return ctx.Err()
 }
 
@@ -550,11 +621,12 @@ func (s *Slot) Done() {
 	s.setUrgent(false)
 	c.mu.Lock()
 	if s.running {
-		c.stopRunning(s.lane, s.class, run)
+		c.stopRunning(s, run)
 	}
 	s.running = false
-	c.open[s.lane]--
-	c.openBy[s.lane].add(s.class, -1)
+	lane := s.Lane()
+	c.open[lane]--
+	c.openBy[lane].add(s.class, -1)
 	c.untrack(s)
 	c.grant()
 	idle := c.idle

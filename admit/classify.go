@@ -43,10 +43,17 @@ type Classifier struct {
 	// every run of which so far was small is small without a plan; one
 	// that ran bulk even once goes by its plan from then on.
 	Shape func(sql string) (shape string, ok bool)
+	// Parse, when set, returns DuckDB's syntax tree of sql
+	// (json_serialize_sql). A statement with a recursive CTE is bulk,
+	// whatever its plan estimates or its runs so far did (see blind.go).
+	Parse func(ctx context.Context, sql string) ([]byte, error)
 
-	mu       sync.Mutex
-	seen     map[Key]Lane
-	shapes   map[Key]shapeRuns // by scope and shape
+	mu     sync.Mutex
+	seen   map[Key]Lane
+	shapes map[Key]shapeRuns // by scope and shape
+	// blind holds, by blindKey, whether a statement's cost is one no
+	// estimate sees (blind.go).
+	blind    map[Key]bool
 	planSem  chan struct{}
 	planning map[Key]*planCall // plans running
 }
@@ -95,14 +102,21 @@ func (c *Classifier) smallTime() time.Duration {
 }
 
 // Known returns k's lane when the classifier has seen k run, or small
-// when every run of its shape in its scope so far was small (see Shape).
+// when every run of its shape in its scope so far was small (see Shape);
+// bulk for a statement it found blind (see Parse).
 func (c *Classifier) Known(k Key) (Lane, bool) {
 	if c == nil {
 		return Bulk, false
 	}
+	bk := c.blindKey(k)
 	c.mu.Lock()
+	blind, checked := c.blind[bk]
 	l, ok := c.seen[k]
 	c.mu.Unlock()
+	if checked && blind {
+		classified.WithLabelValues(Bulk.String(), "blind").Inc()
+		return Bulk, true
+	}
 	if ok {
 		classified.WithLabelValues(l.String(), "history").Inc()
 		return l, true
@@ -151,18 +165,31 @@ func (c *Classifier) planSlot(ctx context.Context) (release func(), ok bool) {
 // does a plan that reads files (readsFiles), whose estimate may be far
 // too small. At most Planners plans run at once; a query whose ctx ends
 // while it waits to be planned goes in the bulk lane.
+//
+// A statement whose cost no estimate sees (blind.go) is bulk: one with a
+// recursive CTE, from its syntax tree (Parse) or its plan, whatever its
+// history; and one whose plan pairs more than SmallScan rows in a cross
+// product or nested-loop join.
 func (c *Classifier) Lane(ctx context.Context, k Key, explain func() ([]byte, error)) Lane {
 	if c == nil {
 		return Bulk
 	}
+	c.checkBlind(ctx, k)
 	if l, ok := c.Known(k); ok {
 		return l
 	}
 	if explain != nil {
 		if roots, err := c.plan(ctx, k, explain); err == nil {
-			if out, scan, ok := estimate(roots); ok {
+			if recursivePlan(roots) {
+				c.setBlind(k, true)
+				classified.WithLabelValues(Bulk.String(), "blind").Inc()
+				return Bulk
+			}
+			out, scan, ok := estimate(roots)
+			widest, wok := widestStep(&roots[0])
+			if ok && wok {
 				l := Bulk
-				if out <= c.smallRows() && scan <= c.smallScan() && !readsFiles(roots) {
+				if out <= c.smallRows() && scan <= c.smallScan() && widest <= c.smallScan() && !readsFiles(roots) {
 					l = Small
 				}
 				classified.WithLabelValues(l.String(), "plan").Inc()
@@ -189,8 +216,12 @@ func (c *Classifier) Observe(k Key, rows int64, ran time.Duration) {
 	if c.Shape != nil {
 		shape, shaped = c.Shape(k.SQL)
 	}
+	bk := c.blindKey(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.blind[bk] {
+		l = Bulk // its next run may recurse deeper
+	}
 	if c.seen == nil {
 		c.seen = map[Key]Lane{}
 	}
@@ -209,6 +240,71 @@ func (c *Classifier) Observe(k Key, rows int64, ran time.Duration) {
 		r.small++
 	}
 	remember(c.shapes, sk, r)
+}
+
+// blindKey is what blindness is remembered by: a statement's shape, or
+// its text, in no scope (a recursive CTE is one in any scope, and with
+// any values).
+func (c *Classifier) blindKey(k Key) Key {
+	if c.Shape != nil {
+		if shape, ok := c.Shape(k.SQL); ok {
+			return Key{SQL: shape}
+		}
+	}
+	return Key{SQL: k.SQL}
+}
+
+// checkBlind reads k's syntax tree (Parse) for a recursive CTE, once per
+// shape. A tree DuckDB cannot give (a statement other than a SELECT)
+// leaves the plan to tell.
+func (c *Classifier) checkBlind(ctx context.Context, k Key) {
+	if c.Parse == nil {
+		return
+	}
+	bk := c.blindKey(k)
+	c.mu.Lock()
+	_, checked := c.blind[bk]
+	c.mu.Unlock()
+	if checked {
+		return
+	}
+	tree, err := c.Parse(ctx, k.SQL)
+	if err != nil {
+		return
+	}
+	if recursive, ok := hasRecursiveCTE(tree); ok {
+		c.setBlind(k, recursive)
+	}
+}
+
+// setBlind records whether k's cost is blind; once blind, its history and
+// its shape's are bulk.
+func (c *Classifier) setBlind(k Key, blind bool) {
+	bk := c.blindKey(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blind == nil {
+		c.blind = map[Key]bool{}
+	}
+	if c.blind[bk] {
+		return
+	}
+	remember(c.blind, bk, blind)
+	if !blind {
+		return
+	}
+	if _, ok := c.seen[k]; ok {
+		c.seen[k] = Bulk
+	}
+	if c.Shape != nil {
+		if shape, ok := c.Shape(k.SQL); ok {
+			sk := Key{k.Scope, shape}
+			if r, ok := c.shapes[sk]; ok {
+				r.bulk = true
+				c.shapes[sk] = r
+			}
+		}
+	}
 }
 
 // remember sets m[k] = v, first forgetting an arbitrary key when k is new

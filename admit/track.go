@@ -137,7 +137,7 @@ func (c *Controller) track(ctx context.Context, s *Slot) {
 	if t == nil {
 		return
 	}
-	e := &entry{Query: Query{ID: nextID.Add(1), Endpoint: t.endpoint, User: t.user, Lane: s.lane, Since: s.start}, cancel: t.cancel}
+	e := &entry{Query: Query{ID: nextID.Add(1), Endpoint: t.endpoint, User: t.user, Lane: s.Lane(), Since: s.start}, cancel: t.cancel}
 	if sql := t.sql.Load(); sql != nil {
 		e.SQL = *sql
 	}

@@ -60,7 +60,7 @@ func (c *Controller) endUrgent() {
 // in flight (Controller.yield), unless the slot has not yet run as long
 // as it last waited.
 func (s *Slot) yield(ctx context.Context) error {
-	if s.lane != Bulk || s.c == nil || s.c.cfg.YieldMax <= 0 {
+	if s.Lane() != Bulk || s.c == nil || s.c.cfg.YieldMax <= 0 {
 		return nil
 	}
 	if s.yieldWait > 0 && time.Since(s.yieldEnd) < s.yieldWait {

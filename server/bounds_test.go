@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
@@ -135,4 +136,98 @@ func TestServer_QueryTimeoutCeiling(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServer_SmallLaneKeptFromHeavyLookalikes has a readonly user run
+// four statements at once that look small and run for seconds (a
+// recursive CTE, which DuckDB estimates at a thousand rows; an
+// expression whose cost no estimate shows), over Flight and MySQL, on a
+// server with four run slots, two kept for small statements. Another
+// user's point query must still run in the small lane, and finish while
+// the four are still running.
+func TestServer_SmallLaneKeptFromHeavyLookalikes(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0", Security: server.Security{Users: boundUsers},
+		Limits: server.Limits{MaxRunning: 4, QueueTimeout: 20 * time.Second, Memory: 1 << 30}})
+	if c := srv.Admission.Config(); c.Running != 4 || c.Reserved != 2 {
+		t.Fatalf("admission config %+v, want 4 running, 2 kept for small statements", c)
+	}
+	ctx := context.Background()
+	admin := testutil.Dial(t, srv, client.Config{User: "admin", Password: "adminpw"})
+	if _, err := admin.Exec(ctx, "CREATE TABLE pts AS SELECT range AS id, 'v' || range AS v FROM range(100000)"); err != nil {
+		t.Fatal(err)
+	}
+	mallory := testutil.Dial(t, srv, client.Config{User: "mallory", Password: "mallorypw"})
+	malloryDB := userDB(t, srv, "mallory")
+	victim := testutil.Dial(t, srv, client.Config{User: "victim", Password: "victimpw"})
+	victimDB := userDB(t, srv, "victim")
+	const point = "SELECT v FROM pts WHERE id = 4242"
+
+	// The victim's point query, idle, for the log.
+	for range 3 {
+		start := time.Now()
+		if n, err := testutil.CountRows(ctx, victim, point); err != nil || n != 1 {
+			t.Fatalf("idle point query: %d rows, %v", n, err)
+		}
+		t.Logf("idle point query: %v", time.Since(start).Round(time.Microsecond))
+	}
+
+	for _, tc := range []struct {
+		name, sql string
+		mysql     bool
+	}{
+		{"recursive CTE over Flight", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 2000000) SELECT max(n) FROM r", false},
+		{"recursive CTE over MySQL", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 2000000) SELECT max(n) FROM r", true},
+		{"a cost no estimate shows, over Flight", "SELECT count(*) FROM range(300000) WHERE md5(repeat(range::VARCHAR, 5000)) < 'z'", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			actx, stop := context.WithCancel(ctx)
+			defer stop()
+			type result struct {
+				took time.Duration
+				err  error
+			}
+			attacks := make(chan result, 4)
+			for range 4 {
+				go func() {
+					start := time.Now()
+					var err error
+					if tc.mysql {
+						var n int64
+						err = malloryDB.QueryRowContext(actx, tc.sql).Scan(&n)
+					} else {
+						_, err = testutil.CountRows(actx, mallory, tc.sql)
+					}
+					attacks <- result{time.Since(start), err}
+				}()
+			}
+			waitStats(t, srv, "the four statements to run", func(s admit.Stats) bool { return s.Running[admit.Small]+s.Running[admit.Bulk] >= 2 })
+			time.Sleep(500 * time.Millisecond) // past the small lane's hold
+			for _, ep := range []string{"flight", "mysql"} {
+				start := time.Now()
+				var err error
+				if ep == "flight" {
+					_, err = testutil.CountRows(ctx, victim, point)
+				} else {
+					var v string
+					err = victimDB.QueryRowContext(ctx, point).Scan(&v)
+				}
+				took := time.Since(start)
+				t.Logf("victim's point query over %s beside them: %v (%v)", ep, took.Round(time.Microsecond), err)
+				if err != nil {
+					t.Fatalf("victim's point query over %s: %v", ep, err)
+				}
+				select {
+				case r := <-attacks:
+					t.Fatalf("an attacking statement ended (after %v: %v) before the victim's point query over %s, which took %v", r.took, r.err, ep, took)
+				default:
+				}
+			}
+			stop()
+			for range 4 {
+				r := <-attacks
+				t.Logf("attacking statement: %v (%v)", r.took.Round(time.Millisecond), r.err)
+			}
+			waitStats(t, srv, "the attack to end", func(s admit.Stats) bool { return s.Open == [2]int{} && s.Queued == 0 })
+		})
+	}
 }

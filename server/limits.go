@@ -47,6 +47,10 @@ type Limits struct {
 	// the small queries in flight to finish, so that they get the cores
 	// (admit.Config.YieldMax). 0, the default: bulk results never wait.
 	BulkYield time.Duration
+	// SmallHold is the most run time a statement holds a small-lane slot
+	// before it is demoted to the bulk lane (admit.Config.SmallHold).
+	// Default 250 ms; negative: never.
+	SmallHold time.Duration
 	// Off turns admission control off: every statement runs at once.
 	Off bool
 }
@@ -76,14 +80,14 @@ func (s *Server) admission() error {
 	if l.Off {
 		return nil
 	}
-	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout, YieldMax: l.BulkYield})
+	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout, YieldMax: l.BulkYield, SmallHold: l.SmallHold})
 	s.Admission.OnIdle(s.idle.notify)
 	s.idle.isIdle = s.Admission.Idle
 	s.idle.start()
 	s.stops = append(s.stops, namedStop{"idle memory", func(context.Context) { s.idle.stop() }})
 	c := s.Admission.Config()
 	s.log.Info("admission control", "budget", s.Budget.String(), "running", c.Running, "small_reserved", c.Reserved,
-		"open", c.Open, "queue_timeout", c.Timeout, "query_timeout", l.QueryTimeout, "max_connections", l.MaxConnections)
+		"open", c.Open, "small_hold", c.SmallHold, "queue_timeout", c.Timeout, "query_timeout", l.QueryTimeout, "max_connections", l.MaxConnections)
 	return nil
 }
 

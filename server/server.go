@@ -152,6 +152,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.stops = append(s.stops, namedStop{"database", func(context.Context) { s.DB.Close() }})
+	s.Classifier.Parse = s.syntaxTree
 	s.log.Info("database open", "path", cfg.DB, "took", time.Since(start).Round(time.Millisecond))
 	if lk != nil {
 		if err := s.attachLake(ctx, lk); err != nil {

@@ -133,6 +133,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.BoolVar(&f.admission, "admission", true, "admission control: bound the statements running at once and queue the rest (false: every statement runs at once)")
 	fs.IntVar(&cfg.Limits.MaxRunning, "max-running", 0, "statements running at once, half of them kept for small ones (0: twice the CPUs, at least 4)")
 	fs.DurationVar(&cfg.Limits.QueueTimeout, "queue-timeout", 30*time.Second, "how long a statement waits for its turn before it is refused (RESOURCE_EXHAUSTED; MySQL error 1040)")
+	fs.DurationVar(&cfg.Limits.SmallHold, "small-hold", 250*time.Millisecond, "the most run time a statement keeps a small-lane slot; past it, it is moved to the bulk lane so that small statements keep their slots (it runs on; 0 or negative: never)")
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
@@ -212,6 +213,9 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
 	cfg.Limits.Off = !f.admission
+	if cfg.Limits.SmallHold <= 0 {
+		cfg.Limits.SmallHold = -1 // admit: never demote
+	}
 
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,130 @@
+package admit
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// Some statements cost what no estimate shows. DuckDB plans a recursive
+// CTE as if it ran a thousand rows, whatever its depth: WITH RECURSIVE
+// counting to 3,000,000 was estimated at 1,001 rows and ran 29 s. A cross
+// product or a nested-loop join has no estimate of its own, and the
+// estimates of its inputs (two scans of 100,000 rows) say nothing of the
+// 10^10 pairs it makes. Such a statement is never small by its estimate,
+// or by its history or shape: the next run may recurse deeper.
+
+// hasRecursiveCTE reports whether a statement's syntax tree, as DuckDB's
+// json_serialize_sql gives it, defines a recursive CTE anywhere (in a
+// subquery's WITH too): a cte_map entry whose query is a
+// RECURSIVE_CTE_NODE. ok is false when the tree is not one DuckDB could
+// serialize (it serializes SELECTs only), so it cannot tell.
+//
+// This reads only what lane classification needs; it is meant to fold
+// into one shared reader of DuckDB's JSON trees.
+func hasRecursiveCTE(tree []byte) (recursive, ok bool) {
+	var doc struct {
+		Error      bool  `json:"error"`
+		Statements []any `json:"statements"`
+	}
+	if err := json.Unmarshal(tree, &doc); err != nil || doc.Error || len(doc.Statements) == 0 {
+		return false, false
+	}
+	for _, st := range doc.Statements {
+		if recursiveIn(st) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// recursiveIn walks a decoded tree for a cte_map that defines a recursive
+// CTE.
+func recursiveIn(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if cm, ok := x["cte_map"].(map[string]any); ok {
+			entries, _ := cm["map"].([]any)
+			for _, e := range entries {
+				if cteNodeType(e) == "RECURSIVE_CTE_NODE" {
+					return true
+				}
+			}
+		}
+		for _, c := range x {
+			if recursiveIn(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if recursiveIn(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cteNodeType is the node type of one cte_map entry's query:
+// {"key": name, "value": {"query": {"node": {"type": …}}}}.
+func cteNodeType(entry any) string {
+	e, _ := entry.(map[string]any)
+	v, _ := e["value"].(map[string]any)
+	q, _ := v["query"].(map[string]any)
+	n, _ := q["node"].(map[string]any)
+	t, _ := n["type"].(string)
+	return t
+}
+
+// recursivePlan reports whether a plan runs a recursive CTE (DuckDB's
+// REC_CTE operator): a view or an INSERT … SELECT that json_serialize_sql
+// does not show.
+func recursivePlan(nodes []planNode) bool {
+	for i := range nodes {
+		if nodes[i].Name == "REC_CTE" || nodes[i].Name == "REC_KEY_CTE" || recursivePlan(nodes[i].Children) {
+			return true
+		}
+	}
+	return false
+}
+
+// productJoins are the operators that may return every pair of their
+// inputs' rows, and carry no estimate of their own.
+var productJoins = map[string]bool{
+	"CROSS_PRODUCT": true, "NESTED_LOOP_JOIN": true, "BLOCKWISE_NL_JOIN": true,
+	"PIECEWISE_MERGE_JOIN": true, "IE_JOIN": true,
+}
+
+// widestStep returns the most rows any step of the plan may make: an
+// operator's estimate, or for a join that may pair every row of its
+// inputs (productJoins), the product of its inputs' rows. ok is false
+// when an input of such a join has no estimate.
+func widestStep(n *planNode) (int64, bool) {
+	widest := int64(0)
+	if est, ok := n.info("Estimated Cardinality"); ok {
+		widest = est
+	}
+	if productJoins[n.Name] {
+		pairs := int64(1)
+		for i := range n.Children {
+			r, ok := outRows(&n.Children[i])
+			if !ok {
+				return 0, false
+			}
+			if r > 0 && pairs > math.MaxInt64/r {
+				pairs = math.MaxInt64
+			} else {
+				pairs *= max(r, 1)
+			}
+		}
+		widest = max(widest, pairs)
+	}
+	for i := range n.Children {
+		w, ok := widestStep(&n.Children[i])
+		if !ok {
+			return 0, false
+		}
+		widest = max(widest, w)
+	}
+	return widest, true
+}
