@@ -27,6 +27,11 @@ type Budget struct {
 	// holds at PerResult each, keeping a third of it for connections,
 	// ingest and the rest.
 	Open int
+	// Held is what clients may keep on the server between statements,
+	// all of them together (Holds): bound parameters, prepared
+	// statements, transactions, held results. It is a sixth of the Go
+	// share, half of what open results leave.
+	Held int64
 }
 
 // SplitBudget divides total bytes: 40% to DuckDB, 50% to Go, and 10%
@@ -35,11 +40,13 @@ type Budget struct {
 func SplitBudget(total int64) Budget {
 	b := Budget{Total: total, DuckDB: total * 4 / 10, Go: total / 2}
 	b.Open = max(8, int(b.Go*2/3/PerResult))
+	b.Held = b.Go / 6
 	return b
 }
 
 func (b Budget) String() string {
-	return fmt.Sprintf("%s (DuckDB %s, Go %s, %d open results)", FormatBytes(b.Total), FormatBytes(b.DuckDB), FormatBytes(b.Go), b.Open)
+	return fmt.Sprintf("%s (DuckDB %s, Go %s, %d open results, %s held between statements)",
+		FormatBytes(b.Total), FormatBytes(b.DuckDB), FormatBytes(b.Go), b.Open, FormatBytes(b.Held))
 }
 
 // DefaultBudget is half of the memory this process may use: the

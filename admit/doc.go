@@ -33,6 +33,15 @@
 // a message that says what to do. A query never waits without bound, and
 // the server never takes on more than its budget.
 //
+// A query holds a small-lane run slot for at most Config.SmallHold of run
+// time; past it, it is demoted to the bulk lane (demote.go), so a query
+// that only looked small cannot keep small ones out. Some queries never
+// look small: a recursive CTE, whose cost no estimate sees (blind.go).
+//
+// Holds bounds what clients keep between statements (prepared
+// statements, bound parameters, transactions, held results), per session,
+// per user and against the budget's Held share (hold.go).
+//
 // A nil *Controller admits everything at once, so callers need no special
 // case when admission control is off.
 package admit

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -25,6 +26,9 @@ type txn struct {
 	// temps are temporary tables ingested in the transaction, dropped
 	// when it ends (guarded by mu).
 	temps []string
+	// lease charges the transaction to the session that began it
+	// (Options.Holds); release gives it back.
+	lease *admit.Lease
 }
 
 func (t *txn) idleSince(cutoff time.Time) bool {

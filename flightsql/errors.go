@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -21,11 +22,14 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	var le *admit.LimitError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.As(err, &le):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	var ee *engine.Error
 	if !errors.As(err, &ee) {

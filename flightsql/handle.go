@@ -95,17 +95,38 @@ func (s *Server) lookupPrepared(ctx context.Context, raw []byte) (*prepared, pre
 func preparedKey(owner, id string) string { return owner + "\x00" + id }
 
 // cachePrepared keeps p for its owner and id and returns it, or the
-// statement another call cached for them first.
+// statement another call cached for them first. The connection p was
+// made over drops it when it ends.
 func (s *Server) cachePrepared(p *prepared) *prepared {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	key := preparedKey(p.owner, p.id)
+	s.mu.Lock()
 	if q := s.prepared[key]; q != nil {
+		s.mu.Unlock()
+		p.close()
 		return q
 	}
 	s.prepared[key] = p
 	preparedOpen.Inc()
+	s.mu.Unlock()
+	if !p.conn.onEnd(p, func() { s.dropPrepared(key, p) }) {
+		s.dropPrepared(key, p)
+	}
 	return p
+}
+
+// dropPrepared forgets and closes p, cached under key, unless it is gone
+// already.
+func (s *Server) dropPrepared(key string, p *prepared) {
+	s.mu.Lock()
+	mine := s.prepared[key] == p
+	if mine {
+		delete(s.prepared, key)
+	}
+	s.mu.Unlock()
+	if mine {
+		preparedOpen.Dec()
+		p.close()
+	}
 }
 
 // encodeHandle is the handle of p carrying params (nil: none), sealed for

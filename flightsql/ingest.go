@@ -465,6 +465,7 @@ func (t *txn) release() {
 	}
 	t.temps = nil
 	t.conn.Release()
+	t.lease.Release()
 }
 
 // ingestReader is the client's DoPut stream as the array.RecordReader

@@ -33,6 +33,10 @@ var (
 		Name: "quiver_flight_prepared_statements_open",
 		Help: "Prepared statements this server caches schemas and bound parameters for.",
 	})
+	connEndCloses = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_flight_connection_end_closes_total",
+		Help: "Prepared statements and held results closed because the client connection that made them ended.",
+	})
 )
 
 func observe(method string, start time.Time, err error) {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
@@ -44,6 +45,11 @@ type prepared struct {
 	dataset *arrow.Schema
 	params  *arrow.Schema
 	isQuery bool
+	// lease charges the statement, and the parameters bound to it, to
+	// the session that prepared it (admit.Holds); conn is the connection
+	// it was made over, which closes it when it ends.
+	lease *admit.Lease
+	conn  *clientConn
 
 	mu    sync.Mutex
 	bound []arrow.RecordBatch
@@ -60,10 +66,14 @@ func (p *prepared) idleSince(cutoff time.Time) bool {
 	return p.last.Before(cutoff)
 }
 
-// setBound replaces the bound parameters and returns the handle that
+// setBound replaces the bound parameters, which the statement's lease
+// holds (with their encoding) from then on, and returns the handle that
 // carries them when they are small enough to travel, or the plain handle.
 func (p *prepared) setBound(recs []arrow.RecordBatch) []byte {
 	enc, ok := encodeParams(recs)
+	if err := p.lease.SetParams(recsBytes(recs) + int64(len(enc))); err != nil {
+		enc, ok = nil, false // the encoding would pass a bound: keep the rows only
+	}
 	p.mu.Lock()
 	old := p.bound
 	p.bound, p.boundIPC, p.boundLocal = recs, enc, !ok
@@ -93,7 +103,63 @@ func (p *prepared) takeBound() (recs []arrow.RecordBatch, enc []byte, local bool
 	return append([]arrow.RecordBatch(nil), p.bound...), p.boundIPC, p.boundLocal
 }
 
-func (p *prepared) close() { p.setBound(nil) }
+// close drops the bound parameters and gives the statement's charge back.
+func (p *prepared) close() {
+	p.setBound(nil)
+	p.lease.Release()
+	p.conn.forget(p)
+}
+
+// clearBound drops the bound parameters, and their charge, before new
+// ones are read: binding replaces them, and the new ones are charged as
+// they arrive.
+func (p *prepared) clearBound() {
+	p.mu.Lock()
+	old := p.bound
+	p.bound, p.boundIPC, p.boundLocal = nil, nil, false
+	p.mu.Unlock()
+	releaseRecs(old)
+	p.lease.SetParams(0)
+}
+
+// recsBytes is the memory parameter batches hold.
+func recsBytes(recs []arrow.RecordBatch) int64 {
+	var n int64
+	for _, r := range recs {
+		n += recBytes(r)
+	}
+	return n
+}
+
+// recBytes is the memory of a batch's buffers, children and
+// dictionaries included (a slice counts its whole buffers: they are
+// what it keeps).
+func recBytes(r arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range r.Columns() {
+		n += dataBytes(col.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	if d == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}
 
 func releaseRecs(recs []arrow.RecordBatch) {
 	for _, r := range recs {
@@ -146,6 +212,11 @@ func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) 
 	if p.params, err = st.ParamSchema(); err != nil {
 		return nil, toStatus(err)
 	}
+	// The SQL is kept, and again in the handle's encoding, signed.
+	if p.lease, err = s.holdSession(ctx).Take(admit.HoldPrepared, 3*int64(len(sql))); err != nil {
+		return nil, toStatus(err)
+	}
+	p.conn = connOf(ctx)
 	if p.isQuery {
 		if p.dataset, err = st.Schema(); err != nil {
 			return nil, toStatus(err)
@@ -157,6 +228,7 @@ func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) 
 		p.dataset = emptySchema
 	}
 	if p.handle, err = encodeHandle(p, nil); err != nil {
+		p.lease.Release()
 		return nil, status.Errorf(codes.Internal, "encode prepared statement handle: %v", err)
 	}
 	return p, nil
@@ -234,17 +306,21 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readParams(r, p)
+	p.clearBound()
+	recs, err := readParams(r, p, p.lease)
 	if err != nil {
 		return nil, err
 	}
 	return p.setBound(recs), nil
 }
 
-// readParams reads every parameter batch of a DoPut, checking its width.
-func readParams(r flight.MessageReader, p *prepared) ([]arrow.RecordBatch, error) {
+// readParams reads every parameter batch of a DoPut, checking its width,
+// and charges them to lease as they arrive: a client that sends more than
+// its bounds is refused at the batch that passes one.
+func readParams(r flight.MessageReader, p *prepared, lease *admit.Lease) ([]arrow.RecordBatch, error) {
 	var recs []arrow.RecordBatch
 	rows := 0
+	var size int64
 	for r.Next() {
 		rec := r.RecordBatch()
 		if int(rec.NumCols()) != p.params.NumFields() {
@@ -254,13 +330,21 @@ func readParams(r flight.MessageReader, p *prepared) ([]arrow.RecordBatch, error
 		rows += int(rec.NumRows())
 		if rows > maxBoundRows {
 			releaseRecs(recs)
+			lease.SetParams(0)
 			return nil, status.Errorf(codes.ResourceExhausted, "more than %d parameter rows bound to a query", maxBoundRows)
+		}
+		size += recBytes(rec)
+		if err := lease.SetParams(size); err != nil {
+			releaseRecs(recs)
+			lease.SetParams(0)
+			return nil, toStatus(err)
 		}
 		rec.Retain()
 		recs = append(recs, rec)
 	}
 	if err := r.Err(); err != nil && err != io.EOF {
 		releaseRecs(recs)
+		lease.SetParams(0)
 		return nil, status.Errorf(codes.InvalidArgument, "read parameters: %v", err)
 	}
 	return recs, nil
@@ -419,7 +503,13 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	if err != nil {
 		return 0, err
 	}
-	recs, err := readParams(r, p)
+	// The rows are held while the update runs with them.
+	lease, err := s.holdSession(ctx).Take(admit.HoldParams, 0)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	defer lease.Release()
+	recs, err := readParams(r, p, lease)
 	if err != nil {
 		return 0, err
 	}

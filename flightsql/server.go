@@ -80,6 +80,11 @@ type Options struct {
 	// admit); Classifier picks its lane. Nil: every statement runs at once.
 	Admission  *admit.Controller
 	Classifier *admit.Classifier
+	// Holds, when set, bounds what each connection and user keeps
+	// between calls: prepared statements and their parameters,
+	// transactions, held results. A connection's prepared statements and
+	// held results go when it closes. Nil: no bounds.
+	Holds *admit.Holds
 	// QueryTimeout bounds every statement, waiting for its turn included;
 	// a session's query_timeout option may lower it, never raise it.
 	// Zero: no bound.
@@ -193,6 +198,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		// A connection that makes no call for the idle timeout is closed
 		// (GOAWAY; clients reconnect when they need to).
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 20 * time.Second, MaxConnectionIdle: opts.IdleTimeout}),
+		grpc.StatsHandler(connTracker{holds: opts.Holds}),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...))
 	gopts = append(gopts, opts.ServerOptions...)

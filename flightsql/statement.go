@@ -21,11 +21,17 @@ type heldQuery struct {
 	stmt    *engine.Stmt
 	release func()
 	created time.Time
+	// lease charges it to the session that ran the script; conn is the
+	// connection that did, which closes it when it ends.
+	lease *admit.Lease
+	conn  *clientConn
 }
 
 func (h *heldQuery) close() {
 	h.stmt.Close()
 	h.release()
+	h.lease.Release()
+	h.conn.forget(h)
 }
 
 // takeHeld removes and returns the held statement id names, if it is the
@@ -42,6 +48,20 @@ func (s *Server) takeHeld(ctx context.Context, id string) (*heldQuery, error) {
 	}
 	delete(s.held, id)
 	return hq, nil
+}
+
+// dropHeld forgets and closes hq, held under id, unless a fetch or a
+// cancel took it first.
+func (s *Server) dropHeld(id string, hq *heldQuery) {
+	s.mu.Lock()
+	mine := s.held[id] == hq
+	if mine {
+		delete(s.held, id)
+	}
+	s.mu.Unlock()
+	if mine {
+		hq.close()
+	}
 }
 
 // countSchema is the result schema of DDL and DML.
@@ -85,10 +105,20 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	}
 	if multi {
 		// The statements before it have run; keep the last one prepared.
+		lease, err := s.holdSession(ctx).Take(admit.HoldResult, int64(len(cmd.GetQuery())))
+		if err != nil {
+			st.Close()
+			release()
+			return nil, toStatus(err)
+		}
 		h := handle{Held: newID()}
+		hq := &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now(), lease: lease, conn: connOf(ctx)}
 		s.mu.Lock()
-		s.held[h.Held] = &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now()}
+		s.held[h.Held] = hq
 		s.mu.Unlock()
+		if !hq.conn.onEnd(hq, func() { s.dropHeld(h.Held, hq) }) {
+			s.dropHeld(h.Held, hq)
+		}
 		return s.statementInfo(ctx, desc, schema, h)
 	}
 	defer release()

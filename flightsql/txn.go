@@ -7,19 +7,27 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/admit"
 )
 
 // BeginTransaction opens a transaction on a connection of its own.
 func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTransactionRequest) ([]byte, error) {
+	lease, err := s.holdSession(ctx).Take(admit.HoldTxn, 0)
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {
+		lease.Release()
 		return nil, status.Errorf(codes.Unavailable, "get connection: %v", err)
 	}
 	if _, err := c.Exec(ctx, "BEGIN TRANSACTION"); err != nil {
 		c.Release()
+		lease.Release()
 		return nil, toStatus(err)
 	}
-	t := &txn{id: newID(), owner: owner(ctx), conn: c, last: time.Now()}
+	t := &txn{id: newID(), owner: owner(ctx), conn: c, last: time.Now(), lease: lease}
 	s.mu.Lock()
 	s.txns[t.id] = t
 	s.mu.Unlock()

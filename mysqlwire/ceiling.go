@@ -25,6 +25,11 @@ func (s *session) ceiling(name string) (limit int64, ok bool) {
 		return max(1, int64(o.IdleTimeout/time.Second)), true
 	case "net_write_timeout":
 		return max(1, int64(o.WriteTimeout/time.Second)), true
+	case "max_prepared_stmt_count": // --max-prepared
+		if h := s.srv.opts.Holds; h != nil {
+			return int64(min(h.Limits().Prepared, maxPreparedStatements)), true
+		}
+		return maxPreparedStatements, true
 	case "max_connections":
 		if o.MaxConnections > 0 {
 			return int64(o.MaxConnections), true

@@ -74,7 +74,7 @@ func (h *handler) ComQuery(_ context.Context, c *mysql.Conn, query string, callb
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
-	if err := s.refreshUser(); err != nil {
+	if err := s.startCommand(); err != nil {
 		return err
 	}
 	s.sweepStatements()
@@ -108,7 +108,7 @@ func (h *handler) ComMultiQuery(_ context.Context, c *mysql.Conn, query string, 
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
-	if err := s.refreshUser(); err != nil {
+	if err := s.startCommand(); err != nil {
 		return "", err
 	}
 	s.sweepStatements()

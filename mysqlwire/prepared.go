@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
 )
 
@@ -28,6 +29,10 @@ type prepared struct {
 	// blob marks the parameters DuckDB types as BLOB: they bind as bytes
 	// rather than as text to cast.
 	blob []bool
+	// lease charges the statement and its parameters to the session
+	// (holds.go); paramErr, when set, is why its long data was dropped.
+	lease    *admit.Lease
+	paramErr error
 }
 
 func (p *prepared) numParams() int {
@@ -41,6 +46,7 @@ func (p *prepared) close() {
 	if p.stmt != nil {
 		p.stmt.Close()
 	}
+	p.lease.Release()
 }
 
 // ComPrepare prepares a statement on DuckDB and reports its result
@@ -54,24 +60,30 @@ func (h *handler) ComPrepare(_ context.Context, c *mysql.Conn, query string, pd 
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
-	if err := s.refreshUser(); err != nil {
+	if err := s.startCommand(); err != nil {
 		return nil, err
 	}
-	s.sweepStatements()
 	if len(s.stmts) >= maxPreparedStatements {
 		return nil, errorf(erMaxPreparedStmtCount, sqlStateSyntax,
 			"Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStatements)
+	}
+	// The SQL is kept twice: vitess's copy and the engine's.
+	lease, err := s.holds.Take(admit.HoldPrepared, 2*int64(len(query)))
+	if err != nil {
+		return nil, holdError(err)
 	}
 	queriesTotal.WithLabelValues(cmdPrepare).Inc()
 	ctx, done := s.statementContext()
 	defer done()
 	p, fields, err := s.prepare(ctx, query)
 	if err != nil {
+		lease.Release()
 		se := sqlError(err)
 		queryErrors.WithLabelValues(strconv.Itoa(se.Num)).Inc()
 		s.log.Debug("mysql prepare failed", logSQL, truncate(query, 200), logCode, se.Num, logErr, se.Message)
 		return nil, se
 	}
+	p.lease = lease
 	n := p.numParams()
 	pd.ParamsCount = uint16(n)
 	pd.ParamsType = make([]int32, n)
@@ -163,13 +175,22 @@ func (h *handler) ComStmtExecute(_ context.Context, c *mysql.Conn, pd *mysql.Pre
 	}
 	defer s.mu.Unlock()
 	defer s.recoverPanic(&err)
-	if err := s.refreshUser(); err != nil {
+	if err := s.startCommand(); err != nil {
 		return err
 	}
 	p := s.stmts[pd.StatementID]
 	if p == nil {
 		return errorf(erUnknownStmtHandler, mysql.SSUnknownSQLState,
 			"Unknown prepared statement handler (%d) given to mysqld_stmt_execute", pd.StatementID)
+	}
+	// vitess gives the statement fresh parameters after each execution.
+	defer p.lease.SetParams(0)
+	if err := p.paramErr; err != nil {
+		p.paramErr = nil
+		return holdError(err)
+	}
+	if err := p.lease.SetParams(bindBytes(pd)); err != nil {
+		return holdError(err)
 	}
 	out := &sink{send: callback, sender: &rowSender{binary: true}}
 	return s.run(cmdExecute, p.sql, func(ctx context.Context) (int64, error) {

@@ -64,6 +64,9 @@ type Options struct {
 	// admit), and Classifier its lane. Nil: every statement runs at once.
 	Admission  *admit.Controller
 	Classifier *admit.Classifier
+	// Holds, when set, bounds each connection's and user's prepared
+	// statements and the parameters bound to them (holds.go).
+	Holds *admit.Holds
 	// QueryTimeout bounds every statement, its wait for a turn included;
 	// a session's max_execution_time may lower it for SELECTs, never
 	// raise it. Zero: no bound.
@@ -364,7 +367,7 @@ func (a *acceptor) Accept() (net.Conn, error) {
 		c, err := a.Listener.Accept()
 		if err == nil {
 			connectionsTotal.Inc()
-			return newTimeoutConn(c, a.srv.opts), nil
+			return newTimeoutConn(&meteredConn{Conn: c}, a.srv.opts), nil
 		}
 		if errors.Is(err, net.ErrClosed) || !transientAcceptError(err) {
 			a.err = err

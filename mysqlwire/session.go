@@ -8,6 +8,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 )
@@ -51,6 +52,7 @@ type session struct {
 	savepoints savepoints         // SAVEPOINT names (savepoint.go)
 	deferred   []deferredTable    // tables created with foreign_key_checks=0, their foreign keys to add (fk.go)
 	stmts      map[uint32]*prepared
+	holds      *admit.HoldSession // what stmts hold, charged to Options.Holds
 	text       rowSender
 
 	qmu     sync.Mutex         // guards qcancel, and user and host for other goroutines
@@ -88,6 +90,7 @@ func (s *session) login(u auth.User, host string) error {
 		return err
 	}
 	s.conn = conn
+	s.holds = s.srv.opts.Holds.Session(u.Name)
 	s.qmu.Lock()
 	s.user, s.host = u, host
 	s.qmu.Unlock()

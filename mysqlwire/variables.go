@@ -86,6 +86,7 @@ var systemVars = []sysVar{
 	{"max_allowed_packet", "67108864", varInt},
 	{"max_connections", "1000", varInt},
 	{"max_execution_time", "0", varInt},
+	{"max_prepared_stmt_count", "16382", varInt},
 	{"net_buffer_length", "16384", varInt},
 	{"net_read_timeout", "30", varInt},
 	{"net_write_timeout", "60", varInt},
@@ -158,6 +159,10 @@ func (s *session) variable(name string) (val *string, kind varKind, ok bool) {
 		v = strconv.FormatInt(int64(s.srv.opts.IdleTimeout/time.Second), 10)
 	case "net_write_timeout":
 		v = strconv.FormatInt(int64(s.srv.opts.WriteTimeout/time.Second), 10)
+	case "max_prepared_stmt_count":
+		if h := s.srv.opts.Holds; h != nil {
+			v = strconv.Itoa(min(h.Limits().Prepared, maxPreparedStatements))
+		}
 	case "have_ssl":
 		if s.srv.opts.TLSConfig != nil {
 			v = "YES"

@@ -51,7 +51,13 @@ type Limits struct {
 	// before it is demoted to the bulk lane (admit.Config.SmallHold).
 	// Default 250 ms; negative: never.
 	SmallHold time.Duration
+	// Holds bound what clients keep between statements, per session and
+	// per user: prepared statements, open transactions, held results and
+	// bound parameters (admit.HoldLimits, whose defaults zero fields
+	// take). Its Memory is the budget's Held share, whatever is set.
+	Holds admit.HoldLimits
 	// Off turns admission control off: every statement runs at once.
+	// What clients hold stays bounded.
 	Off bool
 }
 
@@ -77,6 +83,8 @@ func (s *Server) admission() error {
 		s.cfg.MemoryLimit = admit.FormatBytes(s.Budget.DuckDB)
 	}
 	s.Classifier = &admit.Classifier{Shape: sqlShape}
+	l.Holds.Memory = s.Budget.Held
+	s.Holds = admit.NewHolds(l.Holds)
 	if l.Off {
 		return nil
 	}

@@ -22,7 +22,7 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 	opts := mysqlwire.Options{Logger: s.log, Users: sec.users,
 		Authorize:  func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") },
 		Admission:  s.Admission,
-		Classifier: s.Classifier, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
+		Classifier: s.Classifier, Holds: s.Holds, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
 		IdleTimeout: lim.IdleTimeout}
 	// MySQL clients get TLS too, unless it would demand client
 	// certificates they do not have.

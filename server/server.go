@@ -85,7 +85,10 @@ type Server struct {
 	Budget     admit.Budget
 	Admission  *admit.Controller
 	Classifier *admit.Classifier
-	idle       idleFree
+	// Holds bounds and counts what clients keep between statements, on
+	// every endpoint.
+	Holds *admit.Holds
+	idle  idleFree
 
 	FlightAddr string
 	MySQLAddr  string
@@ -194,6 +197,7 @@ func (s *Server) startFlight(sec *security) error {
 	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
 		Admission:          s.Admission,
 		Classifier:         s.Classifier,
+		Holds:              s.Holds,
 		QueryTimeout:       lim.QueryTimeout,
 		IdleTimeout:        lim.IdleTimeout,
 		Logger:             s.log,

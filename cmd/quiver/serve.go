@@ -108,6 +108,9 @@ type serveFlags struct {
 	peers       string
 	memory      string
 	admission   bool
+	// paramBytes, sessionParamBytes and userParamBytes are the
+	// --max-*param-bytes sizes, read by admit.ParseBytes.
+	paramBytes, sessionParamBytes, userParamBytes string
 }
 
 // newServeFlags declares serve's flags.
@@ -138,6 +141,16 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
+	h := &cfg.Limits.Holds
+	fs.IntVar(&h.Prepared, "max-prepared", admit.DefaultPrepared, "prepared statements one session (a Flight or MySQL connection) may hold; past it, RESOURCE_EXHAUSTED (MySQL error 1461)")
+	fs.IntVar(&h.UserPrepared, "max-user-prepared", admit.DefaultUserPrepared, "prepared statements one user may hold in all their sessions")
+	fs.IntVar(&h.Txns, "max-txns", admit.DefaultTxns, "Flight transactions one session may hold open, each with a DuckDB connection")
+	fs.IntVar(&h.UserTxns, "max-user-txns", admit.DefaultUserTxns, "Flight transactions one user may hold open in all their sessions")
+	fs.IntVar(&h.Held, "max-held", admit.DefaultHeld, "results of Flight scripts one session may hold unfetched, each with a DuckDB connection")
+	fs.IntVar(&h.UserHeld, "max-user-held", admit.DefaultUserHeld, "results of Flight scripts one user may hold unfetched in all their sessions")
+	fs.StringVar(&f.paramBytes, "max-param-bytes", "64MiB", "parameters that may be bound to one prepared statement (Flight DoPut, MySQL execute and long data)")
+	fs.StringVar(&f.sessionParamBytes, "max-session-param-bytes", "256MiB", "parameters one session may hold bound to its prepared statements")
+	fs.StringVar(&f.userParamBytes, "max-user-param-bytes", "512MiB", "parameters one user may hold bound in all their sessions; everything held, all users together, is bounded by a sixth of --memory's share for quiver")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, or s3://bucket/prefix (reached with the --s3-* flags and AWS variables), under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' or 's3://bucket/prefix/path' (FORMAT parquet|csv|json); every user may read a local root (default: none, no exports)")
@@ -208,6 +221,19 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		if cfg.Limits.Memory, err = admit.ParseBytes(f.memory); err != nil {
 			return usagef("--memory: %v", err)
 		}
+	}
+	for _, b := range []struct {
+		flag, v string
+		dst     *int64
+	}{{"--max-param-bytes", f.paramBytes, &cfg.Limits.Holds.ParamBytes},
+		{"--max-session-param-bytes", f.sessionParamBytes, &cfg.Limits.Holds.SessionParamBytes},
+		{"--max-user-param-bytes", f.userParamBytes, &cfg.Limits.Holds.UserParamBytes}} {
+		if *b.dst, err = admit.ParseBytes(b.v); err != nil {
+			return usagef("%s: %v", b.flag, err)
+		}
+	}
+	if h := cfg.Limits.Holds; h.Prepared < 1 || h.UserPrepared < 1 || h.Txns < 1 || h.UserTxns < 1 || h.Held < 1 || h.UserHeld < 1 {
+		return usagef("--max-prepared, --max-user-prepared, --max-txns, --max-user-txns, --max-held and --max-user-held must be positive")
 	}
 	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 {
 		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
