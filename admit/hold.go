@@ -140,6 +140,21 @@ type Holds struct {
 	mu    sync.Mutex
 	bytes int64 // charged, server-wide
 	users map[string]*holdCounts
+	freed func() // see OnFreed
+}
+
+// freedNotice is the least a release gives back for OnFreed's function
+// to hear of it.
+const freedNotice = 1 << 20
+
+// OnFreed sets a function called, on its own goroutine, when a release
+// gives back at least a MiB: the server returns idle memory to the system
+// there, so that a client that bound much and left does not leave the
+// server at its peak.
+func (h *Holds) OnFreed(fn func()) {
+	h.mu.Lock()
+	h.freed = fn
+	h.mu.Unlock()
 }
 
 // NewHolds returns the accounts with limits lim.
@@ -251,6 +266,9 @@ func (l *Lease) SetParams(n int64) error {
 		}
 	} else {
 		h.bytes += d
+		if h.freed != nil && -d >= freedNotice {
+			go h.freed()
+		}
 	}
 	l.params = n
 	s.c.params += d
@@ -284,6 +302,9 @@ func (l *Lease) Release() {
 	}
 	heldGauge.WithLabelValues(kindLabel[l.kind]).Dec()
 	heldBytes.Set(float64(h.bytes))
+	if h.freed != nil && l.fixed+l.params >= freedNotice {
+		go h.freed()
+	}
 }
 
 // user returns user's counts; h.mu is held.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHolds_Bounds takes handles and binds parameters past each bound,
@@ -91,5 +92,34 @@ func TestHolds_Nil(t *testing.T) {
 	l.Release()
 	if h.Bytes() != 0 {
 		t.Error("nil Holds holds bytes")
+	}
+}
+
+// TestHolds_OnFreed checks the function is told of a release that gives
+// back a MiB or more, and not of a smaller one.
+func TestHolds_OnFreed(t *testing.T) {
+	h := NewHolds(HoldLimits{})
+	freed := make(chan struct{}, 4)
+	h.OnFreed(func() { freed <- struct{}{} })
+	l, err := h.Session("u").Take(HoldPrepared, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetParams(4 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetParams(4<<20 - 10); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-freed:
+		t.Fatal("told of a 10-byte release")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.Release()
+	select {
+	case <-freed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not told of a 4 MiB release")
 	}
 }

@@ -90,6 +90,7 @@ func (s *Server) admission() error {
 	}
 	s.Admission = admit.New(admit.Config{Running: l.MaxRunning, Open: s.Budget.Open, Timeout: l.QueueTimeout, YieldMax: l.BulkYield, SmallHold: l.SmallHold})
 	s.Admission.OnIdle(s.idle.notify)
+	s.Holds.OnFreed(s.idle.notify)
 	s.idle.isIdle = s.Admission.Idle
 	s.idle.start()
 	s.stops = append(s.stops, namedStop{"idle memory", func(context.Context) { s.idle.stop() }})
