@@ -212,11 +212,6 @@ func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) 
 	if p.params, err = st.ParamSchema(); err != nil {
 		return nil, toStatus(err)
 	}
-	// The SQL is kept, and again in the handle's encoding, signed.
-	if p.lease, err = s.holdSession(ctx).Take(admit.HoldPrepared, 3*int64(len(sql))); err != nil {
-		return nil, toStatus(err)
-	}
-	p.conn = connOf(ctx)
 	if p.isQuery {
 		if p.dataset, err = st.Schema(); err != nil {
 			return nil, toStatus(err)
@@ -228,9 +223,13 @@ func (s *Server) newPrepared(ctx context.Context, id, sql string, txnID []byte) 
 		p.dataset = emptySchema
 	}
 	if p.handle, err = encodeHandle(p, nil); err != nil {
-		p.lease.Release()
 		return nil, status.Errorf(codes.Internal, "encode prepared statement handle: %v", err)
 	}
+	// The SQL is kept, and again in the handle's encoding, signed.
+	if p.lease, err = s.holdSession(ctx).Take(admit.HoldPrepared, 3*int64(len(sql))); err != nil {
+		return nil, toStatus(err)
+	}
+	p.conn = connOf(ctx)
 	return p, nil
 }
 
