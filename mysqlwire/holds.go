@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +52,15 @@ func (c *meteredConn) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("the client sent more than %d bytes without a command, past what the session may bind (--max-session-param-bytes) and one packet; closing the connection", lim)
 	}
 	return n, err
+}
+
+// SyscallConn is the socket's, so that watchPeerClose sees through the
+// meter.
+func (c *meteredConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.New("not a socket")
 }
 
 // meter returns the session's meteredConn, or nil.
