@@ -115,6 +115,10 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--peers", "not-an-address"}, `"not-an-address" is not HOST:PORT`},
 		{[]string{"--peers", "@/nonexistent/peers"}, "--peers @/nonexistent/peers"},
 		{[]string{"--bulk-yield", "-1ms"}, "--bulk-yield not negative"},
+		{[]string{"--max-param-bytes", "1KB"}, "--max-param-bytes"},
+		{[]string{"--max-session-param-bytes", "lots"}, "--max-session-param-bytes"},
+		{[]string{"--max-prepared", "0"}, "--max-prepared"},
+		{[]string{"--max-user-txns", "-1"}, "--max-user-txns"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)
