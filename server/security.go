@@ -209,8 +209,16 @@ func (sec *security) authorizeStmt(ctx context.Context, u auth.User, st *engine.
 			return err
 		}
 	}
-	if err := st.Authorize(u); err != nil {
-		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String(), "endpoint", endpoint)
+	if err := st.Authorize(ctx, u); err != nil {
+		attrs := []any{"user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "endpoint", endpoint}
+		var denied *auth.DeniedError
+		if errors.As(err, &denied) {
+			attrs = append(attrs, "need", denied.Need.String())
+			if denied.Function != "" {
+				attrs = append(attrs, "function", denied.Function)
+			}
+		}
+		sec.audit.Warn("statement refused", append(attrs, "err", err.Error())...)
 		return err
 	}
 	if audited(st) {
