@@ -90,7 +90,7 @@ func (s *Stmt) authorizeExplain(ctx context.Context, u auth.User) error {
 	readings, ok := duckdbsql.ExplainTargets(s.text)
 	checked := 0
 	for _, r := range readings {
-		if !ok || s.c.countStatements(r.Text) != 1 {
+		if !ok || s.c.CountStatements(r.Text) != 1 {
 			continue
 		}
 		checked++
@@ -116,36 +116,36 @@ func (s *Stmt) authorizeText(ctx context.Context, u auth.User, sql string) error
 			plan, err = p, nil
 		}
 	}
-	switch {
-	case errors.As(err, &pe):
-		why := "quiver cannot check what it would run: DuckDB cannot plan it for the check (" + pe.Message + ")"
-		if s.NumParams() > 0 {
-			why += "; giving each parameter a type (?::INTEGER) may help"
-		}
-		return s.cannotCheck(u, why)
-	case err != nil:
-		return err
-	}
-	if err := s.c.checkPlan(u, plan, s.Kind()); err != nil {
+	if err != nil && !errors.As(err, &pe) {
 		return err
 	}
 	if s.Type() == duckdb.StatementTypeSelect || s.Type() == duckdb.StatementTypeExplain {
 		// A few functions are folded into constants as they are bound
 		// (getvariable), and a file read through a lake table is
 		// vouched for where one written in the statement is not: the
-		// calls as written are checked too. DuckDB parses only SELECTs
+		// calls as written are checked too, first, so that a refusal
+		// names the function the user wrote. DuckDB parses only SELECTs
 		// to JSON.
-		tree, err := s.c.checkQuery(ctx, parseSQL, sql)
-		if err != nil {
-			return err
+		tree, terr := s.c.checkQuery(ctx, parseSQL, sql)
+		if terr != nil {
+			return terr
 		}
-		written, err := duckdbsql.ReadParsed([]byte(tree))
-		if err != nil {
-			return s.cannotCheck(u, "quiver cannot read it as DuckDB parses it ("+err.Error()+")")
+		written, terr := duckdbsql.ReadParsed([]byte(tree))
+		if terr != nil {
+			return s.cannotCheck(u, "quiver cannot read it as DuckDB parses it ("+terr.Error()+")")
 		}
-		return s.c.checkPlan(u, written, s.Kind())
+		if terr := s.c.checkPlan(u, written, s.Kind()); terr != nil {
+			return terr
+		}
 	}
-	return nil
+	if pe != nil {
+		why := "quiver cannot check what it would run: DuckDB cannot plan it for the check (" + pe.Message + ")"
+		if s.NumParams() > 0 {
+			why += "; giving each parameter a type (?::INTEGER) may help"
+		}
+		return s.cannotCheck(u, why)
+	}
+	return s.c.checkPlan(u, plan, s.Kind())
 }
 
 // cannotCheck is the refusal of a statement whose calls cannot be seen.
@@ -319,9 +319,9 @@ func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error
 	return out, err
 }
 
-// countStatements is the number of statements DuckDB's parser finds in
+// CountStatements is the number of statements DuckDB's parser finds in
 // sql; 0 when it fails to parse.
-func (c *Conn) countStatements(sql string) int {
+func (c *Conn) CountStatements(sql string) int {
 	var ext duckdb.ExtractedStatements
 	n := duckdb.ExtractStatements(c.conn, sql, &ext)
 	duckdb.DestroyExtracted(&ext)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/auth"
@@ -233,5 +234,40 @@ func TestFunctionClasses_Complete(t *testing.T) {
 		if !lower[name] {
 			t.Errorf("engine/functions.txt classes %s, which the linked DuckDB does not have", name)
 		}
+	}
+}
+
+// TestStmt_BindInvalidUTF8: DuckDB makes no VARCHAR of text that is not
+// UTF-8, and binding that nothing crashed the process; such a parameter is
+// an error naming it, from Go values and from Arrow rows, and a statement
+// text that is not UTF-8 is refused by the function check, not bound.
+func TestStmt_BindInvalidUTF8(t *testing.T) {
+	db := openTest(t, engine.Options{})
+	c := testConn(t, db)
+	ctx := context.Background()
+	st, err := c.Prepare(ctx, "SELECT ?::VARCHAR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ee *engine.Error
+	if err := st.BindValues("ok\xff"); !errors.As(err, &ee) || ee.Kind != engine.KindInvalid || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("BindValues of invalid UTF-8: got %v, want an invalid-input error about UTF-8", err)
+	}
+	b := array.NewStringBuilder(db.Allocator())
+	defer b.Release()
+	b.Append("\xc3\x28")
+	arr := b.NewArray()
+	defer arr.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "p", Type: arrow.BinaryTypes.String}}, nil), []arrow.Array{arr}, 1)
+	defer rec.Release()
+	if err := st.BindRow(rec, 0); !errors.As(err, &ee) || ee.Kind != engine.KindInvalid || !strings.Contains(err.Error(), "parameter 1 (p)") {
+		t.Errorf("BindRow of invalid UTF-8: got %v, want an invalid-input error naming parameter 1 (p)", err)
+	}
+	if err := authorizeAs(t, c, ro, "SELECT 1; SELECT \xd3;"); err == nil {
+		t.Error("a script that is not UTF-8 passed the function check")
+	}
+	if n, err := c.QueryInt64(ctx, "SELECT 42::BIGINT"); err != nil || n != 42 {
+		t.Errorf("after the refusals: SELECT 42 = %d, %v", n, err)
 	}
 }

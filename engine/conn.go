@@ -299,7 +299,7 @@ func scriptTexts(c *Conn, sql string, n int, checked bool) []string {
 		return texts
 	}
 	for i, st := range stmts {
-		if c.countStatements(st.Text) != 1 {
+		if c.CountStatements(st.Text) != 1 {
 			return make([]string, n)
 		}
 		texts[i] = st.Text
