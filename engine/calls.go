@@ -113,7 +113,7 @@ func (s *Stmt) authorizeText(ctx context.Context, u auth.User, sql string) error
 		// not known yet (SELECT ?); the same query with NULLs calls the
 		// same functions. Only a SELECT has a parse tree to do that on.
 		if p, perr := s.c.planWithNulls(ctx, sql); perr == nil {
-			plan, err = p, nil
+			plan, err, pe = p, nil, nil
 		}
 	}
 	if err != nil && !errors.As(err, &pe) {

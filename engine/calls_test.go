@@ -66,7 +66,7 @@ func TestStmt_AuthorizeCalls(t *testing.T) {
 		{rw, "SELECT * FROM enable_logging()", deny("admin", "enable_logging")},
 		{admin, "SELECT * FROM enable_logging()", allow},
 		{admin, "SELECT * FROM enable_logging(storage = 'memory', level = 'info')", allow},
-		{ro, "SELECT * FROM enable_logging(storage='file', storage_path='/tmp/x')", refuse},
+		{ro, "SELECT * FROM enable_logging(storage='file', storage_path='/tmp/x')", deny("admin", "enable_logging")},
 		{admin, "SELECT * FROM enable_logging(storage='file', storage_path='/tmp/x')", refuse},
 		{admin, "SELECT * FROM enable_logging(storage_path='/tmp/x')", refuse},
 		{admin, "CALL enable_logging(storage='file', storage_path='/tmp/x')", refuse},
