@@ -31,6 +31,9 @@ type Conn struct {
 	// maybeUse is set once a SET ran, USE included: Release then puts
 	// the database's defaults back for the pool's next user.
 	maybeUse bool
+	// inCheckpointCheck is set while forcesCheckpoint plans a statement
+	// again, so that its EXPLAIN is not checked in turn.
+	inCheckpointCheck bool
 }
 
 // DB is the database this connection belongs to.
@@ -245,6 +248,9 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
 			return nil, n > 1, errorFromMessage(msg)
+		}
+		if n == 1 {
+			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)
 		}
 		if check != nil {
 			if err := check(s); err != nil {
