@@ -45,6 +45,13 @@ import (
 // readers and writers run throughout; the wait is the statement's alone,
 // bounded by its context (the query timeout).
 //
+// The price is DuckDB's guarantee against starvation: its wait stops new
+// writers so that the checkpoint gets its turn, the tries do not, so under
+// a steady stream of writes a try may keep meeting one, and the statement
+// waits for a gap. With two clients inserting and creating tables without
+// pause, the checkpoint ran 0.45 s after the transaction it waited for was
+// rolled back (TestServer_AbandonedTxnFreeze in package flightsql).
+//
 // What is left: a write that starts in the moment between the successful
 // try and the statement's own start makes the statement wait in DuckDB as
 // before, for as long as that write's transaction lasts. A force
