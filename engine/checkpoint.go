@@ -12,7 +12,7 @@ import (
 
 // A force checkpoint (FORCE CHECKPOINT, CALL force_checkpoint(), or
 // SELECT … FROM force_checkpoint()) is the one statement of DuckDB that
-// waits on other sessions' transactions, and it waits in a way that stops
+// waits on other connections' transactions, and it waits in a way that stops
 // the whole database. Measured on DuckDB 1.5.6 with a file database,
 // another connection holding a transaction open (TestStmt_ForceCheckpoint
 // and TestStmt_ForceCheckpointCanceled keep the waits, the blocking and the
@@ -36,7 +36,7 @@ import (
 //     then reported the interrupt), and the database stays sound.
 //   - A plain CHECKPOINT never waits: with such a transaction open it
 //     fails at once ("there are other write transactions active").
-//   - DDL does not wait on another session's open transaction either:
+//   - DDL does not wait on another connection's open transaction either:
 //     conflicts surface at commit.
 //
 // So the engine does the waiting itself, where nobody else is held: before
@@ -143,7 +143,7 @@ func (c *Conn) awaitCheckpoint(ctx context.Context) error {
 			t.Stop()
 			checkpointWaitsTimedOut.Inc()
 			return &Error{Kind: KindCanceled, Msg: fmt.Sprintf(
-				"force checkpoint canceled after waiting %v for other sessions' write transactions to end: %v",
+				"force checkpoint canceled after waiting %v for other connections' write transactions to end: %v",
 				time.Since(start).Round(time.Millisecond), ctx.Err())}
 		case <-t.C:
 		}

@@ -26,7 +26,7 @@ func openCheckpointDB(t *testing.T) *engine.DB {
 }
 
 // TestStmt_ForceCheckpoint checks that a force checkpoint waiting for
-// another session's open write holds nobody else: statements that open
+// another connection's open write holds nobody else: statements that open
 // transactions (reads of tables, inserts, DDL) keep completing while it
 // waits, and it runs once the write ends. On DuckDB's own wait they all
 // block until the checkpoint stops waiting.

@@ -25,11 +25,11 @@ var (
 	})
 	checkpointWaitSeconds = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_checkpoint_wait_seconds_total",
-		Help: "Time force checkpoints waited for other sessions' write transactions to end before they ran.",
+		Help: "Time force checkpoints waited for other connections' write transactions to end before they ran.",
 	})
 	checkpointWaitsTimedOut = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_checkpoint_waits_canceled_total",
-		Help: "Force checkpoints canceled (query timeout, client gone) while they waited for other sessions' write transactions.",
+		Help: "Force checkpoints canceled (query timeout, client gone) while they waited for other connections' write transactions.",
 	})
 	rowsStreamed = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_rows_streamed_total",
