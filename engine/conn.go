@@ -40,6 +40,9 @@ type Conn struct {
 	// allowed are the files the lake catalog planned for the statement
 	// being prepared (AllowFiles); each prepare clears them.
 	allowed map[string]bool
+	// inCheckpointCheck is set while forcesCheckpoint plans a statement
+	// again, so that its EXPLAIN is not checked in turn.
+	inCheckpointCheck bool
 }
 
 // DB is the database this connection belongs to.
@@ -259,6 +262,9 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
 			return nil, n > 1, errorFromMessage(msg)
+		}
+		if n == 1 {
+			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)
 		}
 		if check != nil {
 			if err := check(s); err != nil {

@@ -21,6 +21,11 @@ type heldQuery struct {
 	stmt    *engine.Stmt
 	release func()
 	created time.Time
+	// txn is the transaction the script ran in, if any: the held
+	// statement holds its lock until fetched, and goes with it.
+	txn string
+	// client is the client connection that ran the script (clientConn).
+	client uint64
 }
 
 func (h *heldQuery) close() {
@@ -87,7 +92,8 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		// The statements before it have run; keep the last one prepared.
 		h := handle{Held: newID()}
 		s.mu.Lock()
-		s.held[h.Held] = &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now()}
+		s.held[h.Held] = &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now(),
+			txn: string(cmd.GetTransactionId()), client: clientConn(ctx)}
 		s.mu.Unlock()
 		return s.statementInfo(ctx, desc, schema, h)
 	}

@@ -2,6 +2,8 @@ package flightsql
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -9,7 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// BeginTransaction opens a transaction on a connection of its own.
+// BeginTransaction opens a transaction on a connection of its own. It is
+// rolled back when it makes no call for the transaction idle timeout, or
+// when the client connection its latest call came on closes.
 func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTransactionRequest) ([]byte, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
@@ -19,7 +23,7 @@ func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTr
 		c.Release()
 		return nil, toStatus(err)
 	}
-	t := &txn{id: newID(), owner: owner(ctx), conn: c, last: time.Now()}
+	t := &txn{id: newID(), owner: owner(ctx), conn: c, last: time.Now(), client: clientConn(ctx)}
 	s.mu.Lock()
 	s.txns[t.id] = t
 	s.mu.Unlock()
@@ -28,7 +32,9 @@ func (s *Server) BeginTransaction(ctx context.Context, _ flightsql.ActionBeginTr
 }
 
 // EndTransaction commits or rolls back, and frees the connection. Only
-// the user who began the transaction may end it.
+// the user who began the transaction may end it. Rolling back a
+// transaction the server already rolled back succeeds; committing it
+// fails with FailedPrecondition, saying why it was rolled back.
 func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTransactionRequest) error {
 	id := string(req.GetTransactionId())
 	s.mu.Lock()
@@ -40,7 +46,12 @@ func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTran
 	s.mu.Unlock()
 	switch {
 	case t == nil:
-		return status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", id)
+		err := s.txnGone(ctx, id)
+		var ended *txnEndedError
+		if errors.As(err, &ended) && req.GetAction() == flightsql.EndTransactionRollback {
+			return nil
+		}
+		return toStatus(err)
 	case !mine:
 		return errNotOwner("transaction", id)
 	}
@@ -62,6 +73,124 @@ func (s *Server) EndTransaction(ctx context.Context, req flightsql.ActionEndTran
 		return status.Errorf(codes.InvalidArgument, "unknown end-transaction action %v; the transaction was rolled back", req.GetAction())
 	}
 	return nil
+}
+
+// useTxn takes the caller's transaction id for a call: it waits for the
+// transaction's call before it to end, and ties the transaction to the
+// call's client connection. The call gives it back with done.
+func (s *Server) useTxn(ctx context.Context, id string) (*txn, error) {
+	s.mu.Lock()
+	t := s.txns[id]
+	s.mu.Unlock()
+	if t == nil {
+		return nil, toStatus(s.txnGone(ctx, id))
+	}
+	if t.owner != owner(ctx) {
+		return nil, errNotOwner("transaction", id)
+	}
+	t.mu.Lock()
+	// It may have ended while this call waited for the one before.
+	s.mu.Lock()
+	live := s.txns[id] == t
+	if c := clientConn(ctx); live && c != 0 {
+		t.client = c
+	}
+	s.mu.Unlock()
+	if !live {
+		t.mu.Unlock()
+		return nil, toStatus(s.txnGone(ctx, id))
+	}
+	return t, nil
+}
+
+// done ends a call of the transaction: its idle time starts now.
+func (t *txn) done() {
+	t.last = time.Now()
+	t.mu.Unlock()
+}
+
+// txnGone is the error for a transaction id that names no open
+// transaction: a *txnEndedError when the server rolled it back on its
+// own (and the caller began it), else an unknown or finished
+// transaction.
+func (s *Server) txnGone(ctx context.Context, id string) error {
+	s.mu.Lock()
+	e, ok := s.ended[id]
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", id)
+	case e.owner != owner(ctx):
+		return errNotOwner("transaction", id)
+	}
+	return &txnEndedError{id: id, reason: e.reason}
+}
+
+// txnEndedError refuses a transaction the server rolled back on its own,
+// saying why: the client learns that its writes are gone, rather than
+// that the handle is unknown.
+type txnEndedError struct {
+	id, reason string
+}
+
+func (e *txnEndedError) Error() string {
+	return fmt.Sprintf("transaction %s was rolled back %s; its changes are gone, begin a new one", e.id, e.reason)
+}
+
+// endedTxn is a transaction the server rolled back on its own, kept for
+// the idle timeout (Options.IdleTimeout) so that its handle's next use
+// says why.
+type endedTxn struct {
+	owner, reason string
+	at            time.Time
+}
+
+// maxEndedTxns bounds the rolled-back transactions remembered, against a
+// client that begins and abandons them in a loop; past it, an arbitrary
+// one is forgotten (its handle is then just unknown).
+const maxEndedTxns = 10000
+
+// Why the server rolls back a transaction on its own (the why label of
+// quiver_flight_transactions_rolled_back_total).
+const (
+	whyIdle   = "idle"
+	whyClosed = "connection_closed"
+)
+
+// dropTxnLocked takes t out of the open transactions and remembers why;
+// the caller holds s.mu and then rolls t back with rollBack.
+func (s *Server) dropTxnLocked(t *txn, why string, now time.Time) {
+	reason := "when the client connection of its latest call closed"
+	if why == whyIdle {
+		reason = fmt.Sprintf("after %v without a call (--txn-idle-timeout)", s.opts.TxnIdleTimeout)
+	}
+	delete(s.txns, t.id)
+	if len(s.ended) >= maxEndedTxns {
+		for id := range s.ended {
+			delete(s.ended, id)
+			break
+		}
+	}
+	s.ended[t.id] = endedTxn{owner: t.owner, reason: reason, at: now}
+	txnsOpen.Dec()
+	txnsRolledBack.WithLabelValues(why).Inc()
+}
+
+// rollBack closes held results, then rolls back transactions, all
+// already taken out of the server's maps. A held result of a
+// transaction holds the transaction's lock, so it goes first; a call of
+// the transaction still running (its client gone, its context canceled)
+// is waited for.
+func (s *Server) rollBack(held []*heldQuery, txns []*txn, why string) {
+	for _, h := range held {
+		h.close()
+	}
+	for _, t := range txns {
+		t.mu.Lock()
+		t.release()
+		t.mu.Unlock()
+		s.log.Info("rolled back transaction", "txn", t.id, "user", t.owner, "why", why)
+	}
 }
 
 // BeginSavepoint is refused: DuckDB has no savepoints, and GetSqlInfo says

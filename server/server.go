@@ -195,6 +195,7 @@ func (s *Server) startFlight(sec *security) error {
 		Classifier:         s.Classifier,
 		QueryTimeout:       lim.QueryTimeout,
 		IdleTimeout:        lim.IdleTimeout,
+		TxnIdleTimeout:     lim.TxnIdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
 		UnaryInterceptors:  sec.unary,

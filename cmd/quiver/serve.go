@@ -136,7 +136,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); sessions set their own with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
-	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
+	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
+	fs.DurationVar(&cfg.Limits.TxnIdleTimeout, "txn-idle-timeout", flightsql.DefaultTxnIdleTimeout, "roll back a Flight SQL transaction that makes no call for this long, and refuse its handle after (a transaction whose client connection closes is rolled back at once)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, or s3://bucket/prefix (reached with the --s3-* flags and AWS variables), under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' or 's3://bucket/prefix/path' (FORMAT parquet|csv|json); every user may read a local root (default: none, no exports)")
@@ -208,8 +209,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 {
-		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
+	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 || cfg.Limits.TxnIdleTimeout <= 0 {
+		return usagef("--max-running, --max-connections, --queue-timeout and --txn-idle-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
 	cfg.Limits.Off = !f.admission
 
