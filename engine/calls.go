@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/quiverdata/quiver/auth"
@@ -104,43 +104,67 @@ func (s *Stmt) authorizeExplain(ctx context.Context, u auth.User) error {
 	return nil
 }
 
-// authorizeText checks the plan of sql, one statement, for u.
+// authorizeText checks sql, one statement, for u: the functions it calls
+// as written (a SELECT's), then those of its bound plan.
 func (s *Stmt) authorizeText(ctx context.Context, u auth.User, sql string) error {
-	plan, err := s.c.plan(ctx, sql)
+	plan, written, err := s.readings(ctx, u, sql)
+	if err != nil {
+		return err
+	}
+	if written != nil {
+		if err := s.c.checkPlan(u, written, s.Kind()); err != nil {
+			return err
+		}
+	}
+	return s.c.checkPlan(u, plan, s.Kind())
+}
+
+// readings returns DuckDB's readings of sql for the check: its bound plan,
+// and for a SELECT the statement as written. They come from the plan
+// cache when it may serve them. A statement DuckDB cannot read is a
+// refusal for u, naming a function the user wrote when there is one.
+func (s *Stmt) readings(ctx context.Context, u auth.User, sql string) (plan, written *duckdbsql.Plan, err error) {
+	if e, ok := s.c.cachedPlan(sql); ok {
+		return e.plan, e.written, nil
+	}
+	g, cacheable := s.c.planCacheGeneration()
+	plan, err = s.c.plan(ctx, sql)
 	var pe *duckdbsql.PlanError
 	if errors.As(err, &pe) && s.NumParams() > 0 {
 		// DuckDB cannot serialize a plan with a parameter whose type is
-		// not known yet (SELECT ?); the same query with NULLs calls the
-		// same functions. Only a SELECT has a parse tree to do that on.
+		// not known yet (SELECT ?); the same query with (SELECT NULL)
+		// for each calls the same functions. Only a SELECT has a parse
+		// tree to do that on.
 		if p, perr := s.c.planWithNulls(ctx, sql); perr == nil {
 			plan, err, pe = p, nil, nil
 		}
 	}
-	if err != nil && !errors.As(err, &pe) {
-		return err
+	if err != nil && pe == nil {
+		return nil, nil, err
 	}
 	if s.Type() == duckdb.StatementTypeSelect || s.Type() == duckdb.StatementTypeExplain {
 		// A few functions are folded into constants as they are bound
 		// (getvariable), and a file read through a lake table is
 		// vouched for where one written in the statement is not: the
-		// calls as written are checked too, first, so that a refusal
-		// names the function the user wrote. DuckDB parses only SELECTs
-		// to JSON.
+		// calls as written are read too, and checked first, so that a
+		// refusal names the function the user wrote. DuckDB parses only
+		// SELECTs to JSON.
 		tree, terr := s.c.checkQuery(ctx, parseSQL, sql)
 		if terr != nil {
-			return terr
+			return nil, nil, terr
 		}
-		written, terr := duckdbsql.ReadParsed([]byte(tree))
 		var notSelect *duckdbsql.PlanError
+		written, terr = duckdbsql.ReadParsed([]byte(tree))
 		switch {
 		case s.Type() == duckdb.StatementTypeExplain && errors.As(terr, &notSelect) && notSelect.Type == "not implemented":
 			// EXPLAIN ANALYZE of an INSERT, say: no SELECT to read as
-			// written; its plan is checked below.
+			// written; its plan is checked.
+			written = nil
 		case terr != nil:
-			return s.cannotCheck(u, "quiver cannot read it as DuckDB parses it ("+terr.Error()+")")
-		default:
-			if terr := s.c.checkPlan(u, written, s.Kind()); terr != nil {
-				return terr
+			return nil, nil, s.cannotCheck(u, "quiver cannot read it as DuckDB parses it ("+terr.Error()+")")
+		case pe != nil:
+			if werr := s.c.checkPlan(u, written, s.Kind()); werr != nil {
+				return nil, nil, werr
 			}
 		}
 	}
@@ -149,9 +173,12 @@ func (s *Stmt) authorizeText(ctx context.Context, u auth.User, sql string) error
 		if s.NumParams() > 0 {
 			why += "; giving each parameter a type (?::INTEGER) may help"
 		}
-		return s.cannotCheck(u, why)
+		return nil, nil, s.cannotCheck(u, why)
 	}
-	return s.c.checkPlan(u, plan, s.Kind())
+	if cacheable {
+		s.c.keepPlan(g, sql, plan, written)
+	}
+	return plan, written, nil
 }
 
 // cannotCheck is the refusal of a statement whose calls cannot be seen.
@@ -286,43 +313,49 @@ func (c *Conn) planWithNulls(ctx context.Context, sql string) (*duckdbsql.Plan, 
 }
 
 // checkQuery runs one of the check's own statements (planSQL, …), kept
-// prepared on c, with arg, and returns the VARCHAR it gives.
+// prepared on c, with arg, and returns the VARCHAR it gives. It runs them
+// to completion on this thread (duckdb_execute_prepared) and reads the
+// one value straight from DuckDB's result: they are small, and the
+// streaming path's batches would cost more than the statement.
 func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error) {
-	var out string
-	err := c.WithoutHook(func() error {
-		st := c.checkStmts[query]
-		if st == nil {
-			var err error
-			if st, err = c.Prepare(ctx, query); err != nil {
-				return fmt.Errorf("prepare the function check: %w", err)
-			}
-			if c.checkStmts == nil {
-				c.checkStmts = map[string]*Stmt{}
-			}
-			c.checkStmts[query] = st
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if !utf8.ValidString(arg) {
+		return "", errorf(KindInvalid, "the statement is not valid UTF-8")
+	}
+	ps, ok := c.checkStmts[query]
+	if !ok {
+		if duckdb.Prepare(c.conn, query, &ps) == duckdb.StateError {
+			msg := duckdb.PrepareError(ps)
+			duckdb.DestroyPrepare(&ps)
+			return "", fmt.Errorf("prepare the function check: %s", msg)
 		}
-		if err := st.BindValues(arg); err != nil {
-			return err
+		if c.checkStmts == nil {
+			c.checkStmts = map[string]duckdb.PreparedStatement{}
 		}
-		rows, err := st.Query(ctx)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		if !rows.Next() {
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			return errors.New("function check: no row")
-		}
-		col, ok := rows.RecordBatch().Column(0).(*array.String)
-		if !ok || col.Len() != 1 || col.IsNull(0) {
-			return fmt.Errorf("function check: want one string, got %s", rows.RecordBatch().Column(0).DataType())
-		}
-		out = strings.Clone(col.Value(0))
-		return nil
-	})
-	return out, err
+		c.checkStmts[query] = ps
+	}
+	if duckdb.BindVarchar(ps, 1, arg) == duckdb.StateError {
+		return "", errorf(KindInvalid, "function check: %s", duckdb.PrepareError(ps))
+	}
+	stop := c.interruptOnCancel(ctx)
+	defer stop()
+	var res duckdb.Result
+	defer duckdb.DestroyResult(&res)
+	if duckdb.ExecutePrepared(ps, &res) == duckdb.StateError {
+		return "", unlessLost(ctx, duckError(duckdb.ResultErrorType(&res), duckdb.ResultError(&res)))
+	}
+	chunk := duckdb.FetchChunk(res)
+	if chunk.Ptr == nil {
+		return "", errors.New("function check: no row")
+	}
+	defer duckdb.DestroyDataChunk(&chunk)
+	vec := duckdb.DataChunkGetVector(chunk, 0)
+	if duckdb.DataChunkGetSize(chunk) != 1 || !duckdb.ValidityRowIsValid(duckdb.VectorGetValidity(vec), 0) {
+		return "", errors.New("function check: want one string")
+	}
+	return duckdb.StringTData((*duckdb.StringT)(duckdb.VectorGetData(vec))), nil
 }
 
 // CountStatements is the number of statements DuckDB's parser finds in

@@ -36,10 +36,17 @@ type Conn struct {
 	// checkStmts are the statements the check of what a non-admin's
 	// statement would call runs (authorizeCalls), prepared when first
 	// needed.
-	checkStmts map[string]*Stmt
+	checkStmts map[string]duckdb.PreparedStatement
 	// allowed are the files the lake catalog planned for the statement
 	// being prepared (AllowFiles); each prepare clears them.
 	allowed map[string]bool
+	// inTxn is set while an explicit transaction (BEGIN) is open, which
+	// began at txnGeneration of the plan cache; txnUnknown when a
+	// transaction statement could not be told apart. changesCatalog is
+	// set while a statement that may change the catalog runs on c, or
+	// its transaction holds one uncommitted (see planCache).
+	inTxn, txnUnknown, changesCatalog bool
+	txnGeneration                     uint64
 	// inCheckpointCheck is set while forcesCheckpoint plans a statement
 	// again, so that its EXPLAIN is not checked in turn.
 	inCheckpointCheck bool
@@ -60,6 +67,8 @@ func (c *Conn) Release() {
 		duckdb.DestroyResult(&res)
 		c.maybeTxn = false
 	}
+	c.inTxn, c.txnUnknown = false, false
+	c.endCatalogChange()
 	if c.maybeUse {
 		c.maybeUse = false
 		var res duckdb.Result
@@ -130,8 +139,9 @@ func (c *Conn) Close() {
 	if c.conn.Ptr == nil {
 		return
 	}
-	for _, st := range c.checkStmts {
-		st.Close()
+	c.endCatalogChange()
+	for _, ps := range c.checkStmts {
+		duckdb.DestroyPrepare(&ps)
 	}
 	c.checkStmts = nil
 	duckdb.DestroyArrowOptions(&c.arrowOpts)

@@ -245,6 +245,8 @@ func (s *Stmt) run(ctx context.Context, stream bool) (duckdb.Result, func() bool
 		return res, nil, errorFromMessage(msg)
 	}
 	defer duckdb.DestroyPending(&pending)
+	s.beforeRun()
+	defer s.afterRun()
 	stop := s.c.interruptOnCancel(ctx)
 	statementsTotal.Inc()
 	if !drivePending(pending) {
