@@ -246,6 +246,11 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	if strings.TrimSpace(sql) == "" {
 		return nil, false, errorf(KindInvalid, "empty statement")
 	}
+	if strings.IndexByte(sql, 0) >= 0 {
+		// DuckDB reads SQL as a C string: it would run the text up to
+		// the NUL and ignore the rest, which no check could follow.
+		return nil, false, errorf(KindInvalid, "the statement holds a NUL byte")
+	}
 	if !c.inHook {
 		c.allowed = nil
 	}

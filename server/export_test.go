@@ -410,16 +410,22 @@ func TestExport_FromLake(t *testing.T) {
 	}
 }
 
-// TestExport_Script refuses an export inside a Flight script, whose
-// statements' own text DuckDB does not give for quiver to check, and runs
-// one in a MySQL multi-statement query, which the MySQL endpoint splits
-// into statements of their own.
+// TestExport_Script checks an export inside a Flight script by its own
+// text, as one sent alone (the script is split by quiver's lexer, held
+// against DuckDB's parser), and runs one in a MySQL multi-statement
+// query, which the MySQL endpoint splits into statements of their own.
 func TestExport_Script(t *testing.T) {
 	env := startExportServer(t, true, false)
 	c := testutil.Dial(t, env.srv, client.Config{User: "etl", Password: "etlpw"})
-	_, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x) TO '"+env.root+"/script.parquet' (FORMAT parquet)")
+	if _, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x) TO '"+env.root+"/script.parquet' (FORMAT parquet)"); err != nil {
+		t.Errorf("export in a Flight script: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.root, "script.parquet")); err != nil {
+		t.Errorf("export in a Flight script: %v", err)
+	}
+	_, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x, 2 AS p) TO '"+env.root+"/parts' (FORMAT parquet, PARTITION_BY (p))")
 	if !isPermissionDenied(err) || !strings.Contains(err.Error(), "--export-root") {
-		t.Errorf("export in a Flight script: %v; want PermissionDenied naming --export-root", err)
+		t.Errorf("export of several files in a Flight script: %v; want PermissionDenied naming --export-root", err)
 	}
 	db := openMySQL(t, env.srv, exportUsers[1], "multiStatements=true")
 	if _, err := db.Exec("SELECT 1; COPY (SELECT 1 AS x) TO '" + env.root + "/multi.parquet' (FORMAT parquet)"); err != nil {

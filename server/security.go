@@ -210,13 +210,14 @@ func (sec *security) authorizeStmt(ctx context.Context, u auth.User, st *engine.
 		}
 	}
 	if err := st.Authorize(ctx, u); err != nil {
-		attrs := []any{"user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "endpoint", endpoint}
+		need, function := "none", ""
 		var denied *auth.DeniedError
 		if errors.As(err, &denied) {
-			attrs = append(attrs, "need", denied.Need.String())
-			if denied.Function != "" {
-				attrs = append(attrs, "function", denied.Function)
-			}
+			need, function = denied.Need.String(), denied.Function
+		}
+		attrs := []any{"user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", need, "endpoint", endpoint}
+		if function != "" {
+			attrs = append(attrs, "function", function)
 		}
 		sec.audit.Warn("statement refused", append(attrs, "err", err.Error())...)
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -100,6 +101,9 @@ func FuzzSplit_DuckDB(f *testing.F) {
 	}
 	p := newParser(f)
 	f.Fuzz(func(t *testing.T, sql string) {
+		if strings.IndexByte(sql, 0) >= 0 {
+			return // DuckDB reads up to a NUL; the engine refuses such text
+		}
 		n := p.c.CountStatements(sql)
 		if n == 0 {
 			return // DuckDB refuses the text: nothing runs
