@@ -102,18 +102,30 @@ func (r Role) Permits(a Access) bool {
 	return r.Valid() && a >= AccessRead && a <= AccessAdmin && uint8(r) >= uint8(a)
 }
 
-// DeniedError is a statement the user's role may not run.
+// DeniedError is a statement the user's role may not run: a kind of
+// statement, or a function the statement would call.
 type DeniedError struct {
 	User User
 	// Statement names the kind of statement, e.g. "INSERT".
 	Statement string
 	Need      Access
+	// Function, when set, is the function the statement would call that
+	// the role may not, and Why what it does.
+	Function, Why string
 }
 
 func (e *DeniedError) Error() string {
 	what := "is read-only"
 	if e.User.Role != RoleReadOnly {
 		what = "has the " + e.User.Role.String() + " role"
+	}
+	if e.Function != "" {
+		return fmt.Sprintf("user %s %s and may not call %s: it %s (it needs the %s role)",
+			e.User.Name, what, e.Function, e.Why, e.Need)
+	}
+	if e.Why != "" {
+		return fmt.Sprintf("user %s %s and may not run this %s statement: %s (it needs the %s role)",
+			e.User.Name, what, e.Statement, e.Why, e.Need)
 	}
 	return fmt.Sprintf("user %s %s and may not run %s statements (they need the %s role)",
 		e.User.Name, what, e.Statement, e.Need)

@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Access is what running the statement needs, judged from DuckDB's
@@ -23,9 +23,9 @@ func (s *Stmt) Access() auth.Access {
 	case duckdb.StatementTypeSelect, duckdb.StatementTypeRelation, duckdb.StatementTypeTransaction:
 		return auth.AccessRead
 	case duckdb.StatementTypeExplain:
-		return explainAccess(leadingWords(s.text, 32))
+		return explainAccess(duckdbsql.LeadingWords(s.text, 32))
 	case duckdb.StatementTypeSet:
-		if w := leadingWords(s.text, 1); len(w) == 1 && w[0] == "USE" {
+		if w := duckdbsql.LeadingWords(s.text, 1); len(w) == 1 && w[0] == "USE" {
 			return auth.AccessRead
 		}
 		return auth.AccessAdmin
@@ -105,9 +105,16 @@ var statementNames = map[duckdb.StatementType]string{
 	duckdb.StatementTypeMergeInto: "MERGE",
 }
 
-// Authorize returns an *auth.DeniedError unless u may run the statement.
-func (s *Stmt) Authorize(u auth.User) error {
-	return u.Authorize(s.Kind(), s.Access())
+// Authorize returns an *auth.DeniedError unless u may run the statement:
+// its kind (Access), and every function it would call (see
+// authorizeCalls), which for a non-admin means asking DuckDB for the
+// statement's plan on its connection. A call no role may make gives an
+// error wrapping ErrRefused, for admins too.
+func (s *Stmt) Authorize(ctx context.Context, u auth.User) error {
+	if err := u.Authorize(s.Kind(), s.Access()); err != nil {
+		return err
+	}
+	return s.authorizeCalls(ctx, u)
 }
 
 // Text is the statement's SQL when it was prepared alone; empty for a
@@ -138,43 +145,4 @@ func (s *Stmt) Replace(ctx context.Context, sql string) error {
 		s.pipe = nil
 	}
 	return nil
-}
-
-// leadingWords returns up to n leading words of sql, upper-cased, skipping
-// white space and comments; a punctuation character counts as a word.
-func leadingWords(sql string, n int) []string {
-	var words []string
-	for len(words) < n {
-		sql = strings.TrimLeft(sql, " \t\r\n\f\v")
-		switch {
-		case sql == "":
-			return words
-		case strings.HasPrefix(sql, "--"):
-			i := strings.IndexByte(sql, '\n')
-			if i < 0 {
-				return words
-			}
-			sql = sql[i+1:]
-			continue
-		case strings.HasPrefix(sql, "/*"):
-			i := strings.Index(sql[2:], "*/")
-			if i < 0 {
-				return words
-			}
-			sql = sql[i+4:]
-			continue
-		}
-		end := strings.IndexFunc(sql, func(r rune) bool {
-			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-		})
-		switch {
-		case end < 0:
-			end = len(sql)
-		case end == 0:
-			end = 1
-		}
-		words = append(words, strings.ToUpper(sql[:end]))
-		sql = sql[end:]
-	}
-	return words
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Conn is one DuckDB connection. A Conn belongs to one goroutine at a time:
@@ -31,6 +33,23 @@ type Conn struct {
 	// maybeUse is set once a SET ran, USE included: Release then puts
 	// the database's defaults back for the pool's next user.
 	maybeUse bool
+	// checkStmts are the statements the check of what a non-admin's
+	// statement would call runs (authorizeCalls), prepared when first
+	// needed.
+	checkStmts map[string]duckdb.PreparedStatement
+	// allowed are the files the lake catalog planned for the statement
+	// being prepared (AllowFiles); each prepare clears them.
+	allowed map[string]bool
+	// inTxn is set while an explicit transaction (BEGIN) is open, which
+	// began at txnGeneration of the plan cache; txnUnknown when a
+	// transaction statement could not be told apart. changesCatalog is
+	// set while a statement that may change the catalog runs on c, or
+	// its transaction holds one uncommitted (see planCache).
+	inTxn, txnUnknown, changesCatalog bool
+	txnGeneration                     uint64
+	// inCheckpointCheck is set while forcesCheckpoint plans a statement
+	// again, so that its EXPLAIN is not checked in turn.
+	inCheckpointCheck bool
 }
 
 // DB is the database this connection belongs to.
@@ -48,6 +67,8 @@ func (c *Conn) Release() {
 		duckdb.DestroyResult(&res)
 		c.maybeTxn = false
 	}
+	c.inTxn, c.txnUnknown = false, false
+	c.endCatalogChange()
 	if c.maybeUse {
 		c.maybeUse = false
 		var res duckdb.Result
@@ -118,6 +139,11 @@ func (c *Conn) Close() {
 	if c.conn.Ptr == nil {
 		return
 	}
+	c.endCatalogChange()
+	for _, ps := range c.checkStmts {
+		duckdb.DestroyPrepare(&ps)
+	}
+	c.checkStmts = nil
 	duckdb.DestroyArrowOptions(&c.arrowOpts)
 	duckdb.Disconnect(&c.conn)
 	c.db.mu.Lock()
@@ -220,6 +246,14 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	if strings.TrimSpace(sql) == "" {
 		return nil, false, errorf(KindInvalid, "empty statement")
 	}
+	if strings.IndexByte(sql, 0) >= 0 {
+		// DuckDB reads SQL as a C string: it would run the text up to
+		// the NUL and ignore the rest, which no check could follow.
+		return nil, false, errorf(KindInvalid, "the statement holds a NUL byte")
+	}
+	if !c.inHook {
+		c.allowed = nil
+	}
 	if err := c.runHook(ctx, sql); err != nil {
 		return nil, false, err
 	}
@@ -236,15 +270,16 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	if n > 1 && !script {
 		return nil, false, fmt.Errorf("prepare: %d statements given: %w", n, ErrScript)
 	}
+	texts := scriptTexts(c, sql, int(n), check != nil)
 	for i := duckdb.IdxT(0); i < n; i++ {
-		s := &Stmt{c: c}
-		if n == 1 {
-			s.text = sql
-		}
+		s := &Stmt{c: c, text: texts[i]}
 		if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
 			return nil, n > 1, errorFromMessage(msg)
+		}
+		if n == 1 {
+			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)
 		}
 		if check != nil {
 			if err := check(s); err != nil {
@@ -262,6 +297,35 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		}
 	}
 	panic("unreachable")
+}
+
+// scriptTexts returns the text of each of the n statements DuckDB found
+// in sql, for a check that reads them (a statement's own text is what
+// its plan is checked by). DuckDB does not give a script's statements'
+// texts, so the script is split by duckdbsql's lexer, and the split is
+// held against DuckDB's parser: as many statements as DuckDB found, and
+// each text one statement to DuckDB on its own. Where they disagree,
+// the texts are empty and a check refuses what it cannot read.
+func scriptTexts(c *Conn, sql string, n int, checked bool) []string {
+	texts := make([]string, n)
+	if n == 1 {
+		texts[0] = sql
+		return texts
+	}
+	if !checked {
+		return texts
+	}
+	stmts, err := duckdbsql.Split(sql)
+	if err != nil || len(stmts) != n {
+		return texts
+	}
+	for i, st := range stmts {
+		if c.CountStatements(st.Text) != 1 {
+			return make([]string, n)
+		}
+		texts[i] = st.Text
+	}
+	return texts
 }
 
 // Use makes catalog and schema the connection's defaults for unqualified

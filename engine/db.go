@@ -81,6 +81,8 @@ type DB struct {
 
 	catalog string
 	hook    PrepareHook
+	// plans keeps the function check's readings of statements.
+	plans planCache
 
 	mu     sync.Mutex
 	idle   []*Conn

@@ -58,9 +58,14 @@ func (k Kind) String() string {
 type Error struct {
 	Kind Kind
 	Msg  string
+	// err, when set, is a sentinel the error stands for (ErrRefused).
+	err error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel the error stands for, if any.
+func (e *Error) Unwrap() error { return e.err }
 
 // ErrScript is returned by Prepare for SQL holding several statements,
 // which only Exec, Query and PrepareLast take.

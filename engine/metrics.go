@@ -23,6 +23,14 @@ var (
 		Name: "quiver_engine_statement_errors_total",
 		Help: "Statements that failed to execute.",
 	})
+	checkpointWaitSeconds = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_checkpoint_wait_seconds_total",
+		Help: "Time force checkpoints waited for other connections' write transactions to end before they ran.",
+	})
+	checkpointWaitsTimedOut = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_checkpoint_waits_canceled_total",
+		Help: "Force checkpoints canceled (query timeout, client gone) while they waited for other connections' write transactions.",
+	})
 	rowsStreamed = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_rows_streamed_total",
 		Help: "Result rows converted to Arrow and handed to a client.",

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,7 +21,7 @@ func (s *Stmt) BindValues(args ...any) error {
 		return errorf(KindInvalid, "statement takes %d parameters, %d given", s.NumParams(), len(args))
 	}
 	for i, a := range args {
-		v, err := goValue(a)
+		v, err := made(goValue(a))
 		if err != nil {
 			return errorf(KindInvalid, "parameter %d: %v", i+1, err)
 		}
@@ -31,6 +32,25 @@ func (s *Stmt) BindValues(args ...any) error {
 		}
 	}
 	return nil
+}
+
+// varchar makes a VARCHAR value. DuckDB's duckdb_create_varchar gives no
+// value for text that is not UTF-8, and binding that nothing crashes the
+// process, so such text is refused here.
+func varchar(s string) (duckdb.Value, error) {
+	if !utf8.ValidString(s) {
+		return duckdb.Value{}, fmt.Errorf("the text is not valid UTF-8 (send bytes as a BLOB)")
+	}
+	return duckdb.CreateVarchar(s), nil
+}
+
+// made passes on a value made for binding, refusing the nothing DuckDB
+// gives for a value it cannot make (binding it would crash the process).
+func made(v duckdb.Value, err error) (duckdb.Value, error) {
+	if err == nil && v.Ptr == nil {
+		err = fmt.Errorf("DuckDB could not make a value of it")
+	}
+	return v, err
 }
 
 func goValue(a any) (duckdb.Value, error) {
@@ -62,7 +82,7 @@ func goValue(a any) (duckdb.Value, error) {
 	case float64:
 		return duckdb.CreateDouble(v), nil
 	case string:
-		return duckdb.CreateVarchar(v), nil
+		return varchar(v)
 	case []byte:
 		return duckdb.CreateBlob(v), nil
 	case time.Time:
@@ -80,7 +100,7 @@ func (s *Stmt) BindRow(rec arrow.RecordBatch, row int) error {
 		return errorf(KindInvalid, "statement takes %d parameters, %d columns given", s.NumParams(), rec.NumCols())
 	}
 	for i, col := range rec.Columns() {
-		v, err := arrowValue(col, row)
+		v, err := made(arrowValue(col, row))
 		if err != nil {
 			return errorf(KindInvalid, "parameter %d (%s): %v", i+1, rec.Schema().Field(i).Name, err)
 		}
@@ -125,11 +145,11 @@ func arrowValue(arr arrow.Array, i int) (duckdb.Value, error) {
 	case *array.Float64:
 		return duckdb.CreateDouble(a.Value(i)), nil
 	case *array.String:
-		return duckdb.CreateVarchar(a.Value(i)), nil
+		return varchar(a.Value(i))
 	case *array.LargeString:
-		return duckdb.CreateVarchar(a.Value(i)), nil
+		return varchar(a.Value(i))
 	case *array.StringView:
-		return duckdb.CreateVarchar(a.Value(i)), nil
+		return varchar(a.Value(i))
 	case *array.Binary:
 		return duckdb.CreateBlob(a.Value(i)), nil
 	case *array.LargeBinary:

@@ -24,6 +24,10 @@ type Stmt struct {
 	done func(ctx context.Context, err error) error
 	// pipe, when set, is how the statement, a COPY, runs (PipeCopy).
 	pipe *copyPipe
+	// forceCheckpoint is set when the statement runs a force checkpoint,
+	// which waits for other write transactions before it runs
+	// (awaitCheckpoint).
+	forceCheckpoint bool
 }
 
 // OnResult sets fn to run once, on the statement's next execution, when
@@ -223,6 +227,11 @@ func (s *Stmt) run(ctx context.Context, stream bool) (duckdb.Result, func() bool
 	if err := ctx.Err(); err != nil {
 		return res, nil, &Error{Kind: KindCanceled, Msg: "statement canceled before it ran: " + err.Error()}
 	}
+	if s.forceCheckpoint {
+		if err := s.c.awaitCheckpoint(ctx); err != nil {
+			return res, nil, err
+		}
+	}
 	var pending duckdb.PendingResult
 	var st duckdb.State
 	if stream {
@@ -236,6 +245,8 @@ func (s *Stmt) run(ctx context.Context, stream bool) (duckdb.Result, func() bool
 		return res, nil, errorFromMessage(msg)
 	}
 	defer duckdb.DestroyPending(&pending)
+	s.beforeRun()
+	defer s.afterRun()
 	stop := s.c.interruptOnCancel(ctx)
 	statementsTotal.Inc()
 	if !drivePending(pending) {

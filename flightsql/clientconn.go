@@ -9,17 +9,32 @@ import (
 	"github.com/quiverdata/quiver/admit"
 )
 
-// A client's prepared statements and held results belong to the gRPC
-// connection that made them, as a MySQL session's belong to its
-// connection: when the connection ends (the client closed it, or
-// vanished and keepalive found out within a minute, or it sat idle past
-// the idle timeout), they are dropped at once, not at the idle reaper's
-// next pass, and the memory they held goes back to the budget. Handles
-// stay valid: a prepared statement's handle carries its SQL (and small
-// parameters), so a client that reconnects may go on using it; this
-// server prepares it again. gRPC's stats handler says when a connection
-// begins and ends (connTracker); each connection's clientConn rides on
-// the context of every call made over it.
+// What a client keeps on the server belongs to a gRPC client connection
+// (HTTP/2 transport), as a MySQL session's belongs to its connection:
+// when the connection ends (the client closed it, or vanished and
+// keepalive found out within a minute, or it sat idle past the idle
+// timeout), it goes at once, not at the idle reaper's next pass, and the
+// memory it held goes back to the budget. gRPC's stats handler says when
+// a connection begins and ends (connTracker); each connection's
+// clientConn rides on the context of every call made over it, and runs
+// what was registered with onEnd when it ends.
+//
+// What is tied to a connection:
+//   - a prepared statement and a script's held last statement, to the
+//     connection that made them. A prepared statement's handle stays
+//     valid: it carries its SQL (and small parameters), so a client that
+//     reconnects may go on using it; this server prepares it again.
+//   - a transaction, to the connection its latest call came on (a client
+//     that reconnected and went on using it moves it to the new
+//     connection). It is rolled back when that connection closes: a
+//     process that dies, or a driver that closes its connection without
+//     ending its transaction.
+//
+// Behind a proxy that multiplexes clients over its own connections (an L7
+// load balancer), a client closing its connection closes none of the
+// server's; what it held then goes at the idle timeouts. A transaction is
+// bound to the replica holding its DuckDB connection in any case: its
+// tickets list no other location.
 
 // clientConn is one client connection: its accounts with the server's
 // Holds, one per user who called over it, and what to close when it ends.
@@ -80,8 +95,10 @@ func (cc *clientConn) session(h *admit.Holds, user string) *admit.HoldSession {
 }
 
 // onEnd has closeFn called, once, when the connection ends, unless
-// forget(key) comes first. It reports false, and registers nothing, when
-// the connection has ended already: the caller closes at once.
+// forget(key) comes first; a later onEnd for the same key replaces it.
+// It reports false, and registers nothing, when the connection has ended
+// already: the caller closes at once. closeFn runs in gRPC's transport,
+// which waits for it, so what may block goes on a goroutine of its own.
 func (cc *clientConn) onEnd(key any, closeFn func()) bool {
 	if cc == nil {
 		return true

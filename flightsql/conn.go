@@ -22,21 +22,17 @@ type txn struct {
 	owner string
 	mu    sync.Mutex
 	conn  *engine.Conn
-	last  time.Time // guarded by mu
+	last  time.Time // guarded by mu: when its latest call ended
+	// client is the client connection its latest call came on; when
+	// that connection ends, the transaction is rolled back (guarded by
+	// the server's mu; see tieTxnLocked).
+	client *clientConn
 	// temps are temporary tables ingested in the transaction, dropped
 	// when it ends (guarded by mu).
 	temps []string
 	// lease charges the transaction to the session that began it
 	// (Options.Holds); release gives it back.
 	lease *admit.Lease
-}
-
-func (t *txn) idleSince(cutoff time.Time) bool {
-	if !t.mu.TryLock() {
-		return false // in use
-	}
-	defer t.mu.Unlock()
-	return t.last.Before(cutoff)
 }
 
 // acquire returns the connection a call runs on and the function that
@@ -46,22 +42,15 @@ func (t *txn) idleSince(cutoff time.Time) bool {
 func (s *Server) acquire(ctx context.Context, txnID []byte) (*engine.Conn, func(), error) {
 	catalog, schema := sessionDefaults(ctx)
 	if len(txnID) > 0 {
-		s.mu.Lock()
-		t := s.txns[string(txnID)]
-		s.mu.Unlock()
-		if t == nil {
-			return nil, nil, status.Errorf(codes.InvalidArgument, "unknown or finished transaction %q", txnID)
+		t, err := s.useTxn(ctx, string(txnID))
+		if err != nil {
+			return nil, nil, err
 		}
-		if t.owner != owner(ctx) {
-			return nil, nil, errNotOwner("transaction", string(txnID))
-		}
-		t.mu.Lock()
-		t.last = time.Now()
 		if err := t.conn.Use(ctx, catalog, schema); err != nil {
-			t.mu.Unlock()
+			t.done()
 			return nil, nil, toStatus(err)
 		}
-		return t.conn, t.mu.Unlock, nil
+		return t.conn, t.done, nil
 	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {

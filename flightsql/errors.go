@@ -23,7 +23,10 @@ func toStatus(err error) error {
 		return err
 	}
 	var le *admit.LimitError
+	var ended *txnEndedError
 	switch {
+	case errors.As(err, &ended):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

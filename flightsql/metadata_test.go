@@ -664,6 +664,7 @@ func TestMetadata_SqlInfo(t *testing.T) {
 		{flightsql.SqlInfoFlightSqlServerSubstrait, false},
 		{flightsql.SqlInfoFlightSqlServerTransaction, int32(flightsql.SqlTransactionTransaction)},
 		{flightsql.SqlInfoFlightSqlServerStatementTimeout, int32(30 * 60 * 1000)},
+		{flightsql.SqlInfoFlightSqlServerTransactionTimeout, int32(60 * 1000)},
 		{flightsql.SqlInfoDDLCatalog, false},
 		{flightsql.SqlInfoDDLTable, true},
 		{flightsql.SqlInfoIdentifierCase, int64(flightsql.SqlCaseSensitivityCaseInsensitive)},

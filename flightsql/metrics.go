@@ -29,13 +29,17 @@ var (
 		Name: "quiver_flight_transactions_open",
 		Help: "Open Flight SQL transactions.",
 	})
+	txnsRolledBack = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_flight_transactions_rolled_back_total",
+		Help: "Flight SQL transactions the server rolled back on its own: idle past --txn-idle-timeout, or their client connection closed.",
+	}, []string{"why"})
 	preparedOpen = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_flight_prepared_statements_open",
 		Help: "Prepared statements this server caches schemas and bound parameters for.",
 	})
 	connEndCloses = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_flight_connection_end_closes_total",
-		Help: "Prepared statements and held results closed because the client connection that made them ended.",
+		Help: "Prepared statements, held results and transactions closed (transactions rolled back) because the client connection that held them ended.",
 	})
 )
 

@@ -42,10 +42,17 @@ type Options struct {
 	// middleware, in order (auth goes here).
 	UnaryInterceptors  []grpc.UnaryServerInterceptor
 	StreamInterceptors []grpc.StreamServerInterceptor
-	// IdleTimeout closes transactions and prepared statements unused for
+	// IdleTimeout closes prepared statements and held results unused for
 	// this long, and connections that make no call. Zero means 30
 	// minutes.
 	IdleTimeout time.Duration
+	// TxnIdleTimeout rolls back a transaction that makes no call for this
+	// long; its handle is then refused with FailedPrecondition, saying
+	// so. A call of the transaction running, or its result streaming,
+	// keeps it, and a result held for its fetch counts as idle. An open
+	// transaction that wrote holds back every force checkpoint, so it is
+	// kept short. Zero means 60 seconds.
+	TxnIdleTimeout time.Duration
 	// WrapService, when set, wraps the Flight service before it is
 	// registered (auth installs its Handshake here).
 	WrapService func(flight.FlightServer) flight.FlightServer
@@ -145,6 +152,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	txns     map[string]*txn
+	ended    map[string]endedTxn // rolled back by the server, by id
 	prepared map[string]*prepared
 	held     map[string]*heldQuery
 	running  map[string]context.CancelFunc
@@ -160,6 +168,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = 30 * time.Minute
+	}
+	if opts.TxnIdleTimeout <= 0 {
+		opts.TxnIdleTimeout = DefaultTxnIdleTimeout
 	}
 	if err := checkLocations(opts.Locations); err != nil {
 		return nil, err
@@ -181,6 +192,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		mem:      db.Allocator(),
 		opts:     opts,
 		txns:     map[string]*txn{},
+		ended:    map[string]endedTxn{},
 		prepared: map[string]*prepared{},
 		held:     map[string]*heldQuery{},
 		running:  map[string]context.CancelFunc{},
@@ -247,11 +259,12 @@ func (s *Server) Shutdown(ctx context.Context) {
 	txns, held, preps := s.txns, s.held, s.prepared
 	s.txns, s.held, s.prepared = map[string]*txn{}, map[string]*heldQuery{}, map[string]*prepared{}
 	s.mu.Unlock()
+	for _, h := range held {
+		h.close() // before its transaction, whose lock it may hold
+	}
 	for _, t := range txns {
 		t.release()
-	}
-	for _, h := range held {
-		h.close()
+		txnsOpen.Dec()
 	}
 	for _, p := range preps {
 		p.close()
@@ -266,11 +279,17 @@ func (s *Server) cancelAll() {
 	}
 }
 
-// reapIdle closes transactions, prepared statements and held queries that
-// clients abandoned, so their connections and memory come back.
+// DefaultTxnIdleTimeout is the default of Options.TxnIdleTimeout.
+const DefaultTxnIdleTimeout = 60 * time.Second
+
+// reapIdle rolls back transactions and closes prepared statements and held
+// queries that clients abandoned, so their connections and memory come
+// back. It looks a quarter of the shorter idle timeout apart, so an
+// abandoned transaction goes within 1.25 times its timeout.
 func (s *Server) reapIdle() {
 	defer s.wg.Done()
-	tick := time.NewTicker(time.Minute)
+	every := min(max(min(s.opts.IdleTimeout, s.opts.TxnIdleTimeout)/4, 10*time.Millisecond), time.Minute)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
@@ -284,19 +303,32 @@ func (s *Server) reapIdle() {
 
 func (s *Server) reapOnce(now time.Time) {
 	cutoff := now.Add(-s.opts.IdleTimeout)
-	s.mu.Lock()
+	txnCutoff := now.Add(-s.opts.TxnIdleTimeout)
 	var txns []*txn
 	var held []*heldQuery
-	for id, t := range s.txns {
-		if t.idleSince(cutoff) {
-			delete(s.txns, id)
-			txns = append(txns, t)
-		}
-	}
+	s.mu.Lock()
 	for id, h := range s.held {
-		if h.created.Before(cutoff) {
+		if h.txn == "" && h.created.Before(cutoff) || h.txn != "" && h.created.Before(txnCutoff) {
 			delete(s.held, id)
 			held = append(held, h)
+			// A held result holds its transaction's lock, and its
+			// transaction has had no call since: both go.
+			if t := s.txns[h.txn]; t != nil {
+				s.dropTxnLocked(t, whyIdle, now)
+				txns = append(txns, t)
+			}
+		}
+	}
+	for _, t := range s.txns {
+		if !t.mu.TryLock() {
+			continue // a call of it is running, or its result streaming
+		}
+		idle := t.last.Before(txnCutoff)
+		t.mu.Unlock()
+		// Once out of the map, no call can take it (useTxn checks).
+		if idle {
+			s.dropTxnLocked(t, whyIdle, now)
+			txns = append(txns, t)
 		}
 	}
 	for id, p := range s.prepared {
@@ -306,16 +338,13 @@ func (s *Server) reapOnce(now time.Time) {
 			p.close()
 		}
 	}
+	for id, e := range s.ended {
+		if e.at.Before(cutoff) {
+			delete(s.ended, id)
+		}
+	}
 	s.mu.Unlock()
-	for _, t := range txns {
-		s.log.Info("rolling back idle transaction", "txn", t.id)
-		t.mu.Lock()
-		t.release()
-		t.mu.Unlock()
-	}
-	for _, h := range held {
-		h.close()
-	}
+	s.rollBack(held, txns, whyIdle)
 }
 
 func newID() string {

@@ -41,6 +41,7 @@ func registerSQLInfo(s *Server) error {
 		return err
 	}
 	idle := int32(min(s.opts.IdleTimeout.Milliseconds(), math.MaxInt32))
+	txnIdle := int32(min(s.opts.TxnIdleTimeout.Milliseconds(), math.MaxInt32))
 	infos := map[flightsql.SqlInfo]any{
 		// The server.
 		flightsql.SqlInfoFlightSqlServerName:         "quiver",
@@ -60,7 +61,7 @@ func registerSQLInfo(s *Server) error {
 		// Prepared statements and transactions are dropped after this long
 		// unused; using them resets the clock.
 		flightsql.SqlInfoFlightSqlServerStatementTimeout:   idle,
-		flightsql.SqlInfoFlightSqlServerTransactionTimeout: idle,
+		flightsql.SqlInfoFlightSqlServerTransactionTimeout: txnIdle,
 
 		// DDL. Catalogs come and go with ATTACH and DETACH; DuckDB has no
 		// CREATE or DROP DATABASE.

@@ -25,6 +25,9 @@ type heldQuery struct {
 	// connection that did, which closes it when it ends.
 	lease *admit.Lease
 	conn  *clientConn
+	// txn is the transaction the script ran in, if any: the held
+	// statement holds its lock until fetched, and goes with it.
+	txn string
 }
 
 func (h *heldQuery) close() {
@@ -112,7 +115,8 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 			return nil, toStatus(err)
 		}
 		h := handle{Held: newID()}
-		hq := &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now(), lease: lease, conn: connOf(ctx)}
+		hq := &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now(),
+			lease: lease, conn: connOf(ctx), txn: string(cmd.GetTransactionId())}
 		s.mu.Lock()
 		s.held[h.Held] = hq
 		s.mu.Unlock()

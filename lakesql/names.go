@@ -2,6 +2,8 @@ package lakesql
 
 import (
 	"strings"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // A name is a dotted SQL name as written: lake.quiver.events has three
@@ -23,107 +25,32 @@ type token struct {
 	quoted bool
 }
 
-// tokens splits sql into words, quoted identifiers, dots, semicolons and
-// parentheses. String literals, comments and numbers become 'o' tokens, so
-// a table name inside a string is never taken for a reference.
+// tokens reads sql with DuckDB's lexical rules (duckdbsql) as words,
+// quoted identifiers, dots, semicolons and parentheses. String literals,
+// parameters and numbers become 'o' tokens, so a table name inside a
+// string is never taken for a reference; comments are skipped. Text that
+// does not lex (an unterminated string or comment) has no tokens: DuckDB
+// refuses it too, so it names no lake table.
 func tokens(sql string) []token {
-	var out []token
-	for i := 0; i < len(sql); {
-		ch := sql[i]
+	toks, err := duckdbsql.Lex(sql)
+	if err != nil {
+		return nil
+	}
+	out := make([]token, 0, len(toks))
+	for _, t := range toks {
 		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f':
-			i++
-		case ch == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case ch == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				i = len(sql)
-			} else {
-				i += end + 4
-			}
-		case ch == '\'':
-			j := i + 1
-			for j < len(sql) {
-				if sql[j] == '\'' {
-					if j+1 < len(sql) && sql[j+1] == '\'' {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			out = append(out, token{kind: 'o', pos: i})
-			i = j + 1
-		case ch == '"':
-			var b strings.Builder
-			j := i + 1
-			for j < len(sql) {
-				if sql[j] == '"' {
-					if j+1 < len(sql) && sql[j+1] == '"' {
-						b.WriteByte('"')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(sql[j])
-				j++
-			}
-			out = append(out, token{kind: 'q', text: b.String(), pos: i, quoted: true})
-			i = j + 1
-		case ch == '$' && i+1 < len(sql) && (sql[i+1] == '$' || isWordStart(sql[i+1])):
-			// A dollar-quoted string: $tag$ … $tag$.
-			j := i + 1
-			for j < len(sql) && sql[j] != '$' && isWordByte(sql[j]) {
-				j++
-			}
-			if j >= len(sql) || sql[j] != '$' {
-				out = append(out, token{kind: 'o', pos: i})
-				i++
-				continue
-			}
-			tag := sql[i : j+1]
-			end := strings.Index(sql[j+1:], tag)
-			if end < 0 {
-				i = len(sql)
-			} else {
-				i = j + 1 + end + len(tag)
-			}
-			out = append(out, token{kind: 'o', pos: i})
-		case ch == '.' || ch == ';' || ch == '(':
-			out = append(out, token{kind: ch, text: string(ch), pos: i})
-			i++
-		case isWordStart(ch):
-			j := i
-			for j < len(sql) && isWordByte(sql[j]) {
-				j++
-			}
-			out = append(out, token{kind: 'w', text: sql[i:j], pos: i})
-			i = j
-		case ch >= '0' && ch <= '9':
-			j := i
-			for j < len(sql) && (isWordByte(sql[j]) || sql[j] == '.') {
-				j++
-			}
-			out = append(out, token{kind: 'o', pos: i})
-			i = j
+		case t.Kind == duckdbsql.Ident:
+			out = append(out, token{kind: 'w', text: t.Text, pos: t.Pos})
+		case t.Kind == duckdbsql.Quoted:
+			out = append(out, token{kind: 'q', text: t.Value, pos: t.Pos, quoted: true})
+		case t.Is(".") || t.Is(";") || t.Is("("):
+			out = append(out, token{kind: t.Text[0], text: t.Text, pos: t.Pos})
 		default:
-			out = append(out, token{kind: 'o', text: string(ch), pos: i})
-			i++
+			out = append(out, token{kind: 'o', text: t.Text, pos: t.Pos})
 		}
 	}
 	return out
 }
-
-func isWordStart(b byte) bool {
-	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b >= 0x80
-}
-
-func isWordByte(b byte) bool { return isWordStart(b) || (b >= '0' && b <= '9') || b == '$' }
 
 // statement is the tokens of one statement of a script.
 type statement []token

@@ -104,7 +104,7 @@ func (s *session) login(u auth.User, host string) error {
 // authorize checks the session's user may run stmt, through
 // Options.Authorize when the server set one.
 func (s *session) authorize(stmt *engine.Stmt) error {
-	check := stmt.Authorize
+	check := func(u auth.User) error { return stmt.Authorize(context.Background(), u) }
 	if a := s.srv.opts.Authorize; a != nil {
 		check = func(u auth.User) error { return a(u, stmt) }
 	}

@@ -132,7 +132,10 @@ func TestExport_Allowed(t *testing.T) {
 		{"json", exportUsers[1], "/* nightly */ COPY (SELECT n, s FROM facts WHERE n %% 10 = 0 -- every tenth\n) TO '%s/etl.json' (FORMAT json);", "etl.json", 100, 49500, true, "read_json"},
 		{"overwrite", exportUsers[1], "COPY (SELECT n FROM facts WHERE n < 10) TO '%s/etl.parquet' (FORMAT parquet)", "etl.parquet", 10, 45, false, "read_parquet"},
 	}
-	reader := testutil.Dial(t, env.srv, client.Config{User: "bi", Password: "bipw"})
+	// Admins read back what is under the root; other roles may not call
+	// DuckDB's file readers at all, there or anywhere.
+	reader := testutil.Dial(t, env.srv, client.Config{User: "admin", Password: "adminpw"})
+	bi := testutil.Dial(t, env.srv, client.Config{User: "bi", Password: "bipw"})
 	for _, p := range exportPaths {
 		for _, tc := range cases {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
@@ -155,7 +158,6 @@ func TestExport_Allowed(t *testing.T) {
 				if _, err := os.Lstat(filepath.Join(filepath.Dir(file), "tmp_"+filepath.Base(file))); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("temporary file left behind: %v", err)
 				}
-				// Every user reads what is under the export root.
 				opts := ""
 				if tc.read == "read_csv" {
 					opts = ", delim = '|', header = true"
@@ -170,6 +172,12 @@ func TestExport_Allowed(t *testing.T) {
 				}
 				if got := queryString(t, reader, q); got != want {
 					t.Errorf("%s: got %s, want %s", q, got, want)
+				}
+				if res, err := bi.Query(context.Background(), q); err == nil {
+					res.Release()
+					t.Errorf("%s as readonly: ran, want PermissionDenied naming %s", q, tc.read)
+				} else if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), tc.read) {
+					t.Errorf("%s as readonly: got %v, want PermissionDenied naming %s", q, err, tc.read)
 				}
 				if !strings.Contains(env.audit.String(), "msg=export user="+tc.user.Name) || !strings.Contains(env.audit.String(), "target="+file) {
 					t.Errorf("audit log has no export of %s by %s:\n%s", file, tc.user.Name, env.audit.String())
@@ -188,7 +196,7 @@ func TestExport_Allowed(t *testing.T) {
 // runs again.
 func TestExport_Piped(t *testing.T) {
 	env := startExportServer(t, true, false)
-	reader := testutil.Dial(t, env.srv, client.Config{User: "bi", Password: "bipw"})
+	reader := testutil.Dial(t, env.srv, client.Config{User: "admin", Password: "adminpw"})
 	rw := exportUsers[1]
 	for _, p := range exportPaths {
 		t.Run(p.name, func(t *testing.T) {
@@ -402,16 +410,22 @@ func TestExport_FromLake(t *testing.T) {
 	}
 }
 
-// TestExport_Script refuses an export inside a Flight script, whose
-// statements' own text DuckDB does not give for quiver to check, and runs
-// one in a MySQL multi-statement query, which the MySQL endpoint splits
-// into statements of their own.
+// TestExport_Script checks an export inside a Flight script by its own
+// text, as one sent alone (the script is split by quiver's lexer, held
+// against DuckDB's parser), and runs one in a MySQL multi-statement
+// query, which the MySQL endpoint splits into statements of their own.
 func TestExport_Script(t *testing.T) {
 	env := startExportServer(t, true, false)
 	c := testutil.Dial(t, env.srv, client.Config{User: "etl", Password: "etlpw"})
-	_, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x) TO '"+env.root+"/script.parquet' (FORMAT parquet)")
+	if _, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x) TO '"+env.root+"/script.parquet' (FORMAT parquet)"); err != nil {
+		t.Errorf("export in a Flight script: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.root, "script.parquet")); err != nil {
+		t.Errorf("export in a Flight script: %v", err)
+	}
+	_, err := c.Exec(context.Background(), "SELECT 1; COPY (SELECT 1 AS x, 2 AS p) TO '"+env.root+"/parts' (FORMAT parquet, PARTITION_BY (p))")
 	if !isPermissionDenied(err) || !strings.Contains(err.Error(), "--export-root") {
-		t.Errorf("export in a Flight script: %v; want PermissionDenied naming --export-root", err)
+		t.Errorf("export of several files in a Flight script: %v; want PermissionDenied naming --export-root", err)
 	}
 	db := openMySQL(t, env.srv, exportUsers[1], "multiStatements=true")
 	if _, err := db.Exec("SELECT 1; COPY (SELECT 1 AS x) TO '" + env.root + "/multi.parquet' (FORMAT parquet)"); err != nil {

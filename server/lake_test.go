@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -572,5 +574,73 @@ func TestLake_BadTimeTravel(t *testing.T) {
 	}
 	if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 100 {
 		t.Errorf("count after bad names: %d", got)
+	}
+}
+
+// TestLake_FilesAreTheCatalogs: with a file:// lake, DuckDB may reach the
+// lake's directory, but users other than admins read only what the lake
+// catalog plans: its tables. DuckDB's file readers, aimed at the lake's
+// files or at anything else under its directory, are refused to them.
+func TestLake_FilesAreTheCatalogs(t *testing.T) {
+	dir := t.TempDir()
+	lakeTable(t, dir, 10_000, 2_500, 1_000)
+	secret := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("an operator's note"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var dataFile string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".parquet") && dataFile == "" {
+			dataFile = p
+		}
+		return nil
+	})
+	if dataFile == "" {
+		t.Fatal("the lake has no data file")
+	}
+	srv := testutil.StartServer(t, server.Config{
+		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
+		Lake:     &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Security: server.Security{Users: roleUsers},
+	})
+	ctx := context.Background()
+	admin := testutil.Dial(t, srv, client.Config{User: "admin", Password: "adminpw"})
+	etl := testutil.Dial(t, srv, client.Config{User: "etl", Password: "etlpw"})
+	bi := testutil.Dial(t, srv, client.Config{User: "bi", Password: "bipw"})
+
+	for _, c := range []*client.Client{bi, etl} {
+		if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != 10_000 {
+			t.Errorf("count through the catalog: got %d", got)
+		}
+		if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events WHERE day = DATE '2026-01-03' AND id % 2 = 0"); got != 500 {
+			t.Errorf("a pruned count through the catalog: got %d", got)
+		}
+	}
+	if _, err := etl.Exec(ctx, "CREATE TABLE copied AS SELECT * FROM lake.quiver.events WHERE id < 100"); err != nil {
+		t.Errorf("readwrite copies lake rows into a table: %v", err)
+	}
+	if got := queryInt(t, admin, "SELECT count(*) FROM read_parquet('"+dataFile+"')"); got <= 0 {
+		t.Errorf("admin reads a lake file: %d rows", got)
+	}
+	for _, c := range []struct {
+		sql, function string
+	}{
+		{"SELECT * FROM read_text('" + secret + "')", "read_text"},
+		{"SELECT * FROM read_blob('" + secret + "')", "read_blob"},
+		{"SELECT * FROM glob('" + dir + "/**')", "glob"},
+		{"SELECT count(*) FROM read_parquet('" + dataFile + "')", "read_parquet"},
+		{"SELECT count(*) FROM read_parquet('" + dir + "/**/*.parquet')", "read_parquet"},
+		{"SELECT count(*) FROM parquet_metadata('" + dataFile + "')", "parquet_metadata"},
+		{"SELECT * FROM read_csv('" + secret + "')", "read_csv"},
+		{"SELECT count(*) FROM lake.quiver.events, read_text('" + secret + "')", "read_text"},
+		{"SELECT name, value FROM duckdb_variables()", "duckdb_variables"},
+		{"SELECT getvariable('x')", "getvariable"},
+	} {
+		for _, u := range []*client.Client{bi, etl} {
+			err := drain(u.Query(ctx, c.sql))
+			if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), c.function) {
+				t.Errorf("%s: got %v, want PermissionDenied naming %s", c.sql, err, c.function)
+			}
+		}
 	}
 }

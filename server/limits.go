@@ -40,9 +40,13 @@ type Limits struct {
 	MaxConnections int
 	// IdleTimeout closes Flight connections that make no call, and MySQL
 	// connections that send no command, for this long; Flight's idle
-	// transactions and prepared statements go too. Default: 30 minutes
-	// for Flight, 8 hours (MySQL's wait_timeout) for MySQL.
+	// prepared statements go too. Default: 30 minutes for Flight, 8 hours
+	// (MySQL's wait_timeout) for MySQL.
 	IdleTimeout time.Duration
+	// TxnIdleTimeout rolls back a Flight SQL transaction that makes no
+	// call for this long (a transaction whose client connection closes
+	// goes at once). Default: 60 seconds.
+	TxnIdleTimeout time.Duration
 	// BulkYield is how long a bulk result waits, before each batch, for
 	// the small queries in flight to finish, so that they get the cores
 	// (admit.Config.YieldMax). 0, the default: bulk results never wait.

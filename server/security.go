@@ -209,8 +209,17 @@ func (sec *security) authorizeStmt(ctx context.Context, u auth.User, st *engine.
 			return err
 		}
 	}
-	if err := st.Authorize(u); err != nil {
-		sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", st.Access().String(), "endpoint", endpoint)
+	if err := st.Authorize(ctx, u); err != nil {
+		need, function := "none", ""
+		var denied *auth.DeniedError
+		if errors.As(err, &denied) {
+			need, function = denied.Need.String(), denied.Function
+		}
+		attrs := []any{"user", u.Name, "role", u.Role.String(), "statement", st.Kind(), "need", need, "endpoint", endpoint}
+		if function != "" {
+			attrs = append(attrs, "function", function)
+		}
+		sec.audit.Warn("statement refused", append(attrs, "err", err.Error())...)
 		return err
 	}
 	if audited(st) {

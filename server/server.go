@@ -200,6 +200,7 @@ func (s *Server) startFlight(sec *security) error {
 		Holds:              s.Holds,
 		QueryTimeout:       lim.QueryTimeout,
 		IdleTimeout:        lim.IdleTimeout,
+		TxnIdleTimeout:     lim.TxnIdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
 		UnaryInterceptors:  sec.unary,

@@ -140,7 +140,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
-	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
+	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
+	fs.DurationVar(&cfg.Limits.TxnIdleTimeout, "txn-idle-timeout", flightsql.DefaultTxnIdleTimeout, "roll back a Flight SQL transaction that makes no call for this long, and refuse its handle after (a transaction whose client connection closes is rolled back at once)")
 	h := &cfg.Limits.Holds
 	fs.IntVar(&h.Prepared, "max-prepared", admit.DefaultPrepared, "prepared statements one session (a Flight or MySQL connection) may hold; past it, RESOURCE_EXHAUSTED (MySQL error 1461)")
 	fs.IntVar(&h.UserPrepared, "max-user-prepared", admit.DefaultUserPrepared, "prepared statements one user may hold in all their sessions")
@@ -235,8 +236,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if h := cfg.Limits.Holds; h.Prepared < 1 || h.UserPrepared < 1 || h.Txns < 1 || h.UserTxns < 1 || h.Held < 1 || h.UserHeld < 1 {
 		return usagef("--max-prepared, --max-user-prepared, --max-txns, --max-user-txns, --max-held and --max-user-held must be positive")
 	}
-	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 {
-		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
+	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 || cfg.Limits.TxnIdleTimeout <= 0 {
+		return usagef("--max-running, --max-connections, --queue-timeout and --txn-idle-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
 	cfg.Limits.Off = !f.admission
 	if cfg.Limits.SmallHold <= 0 {

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/client"
 )
 
 // parseUsers parses the user flags of a serve command line.
@@ -119,6 +125,7 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--max-session-param-bytes", "lots"}, "--max-session-param-bytes"},
 		{[]string{"--max-prepared", "0"}, "--max-prepared"},
 		{[]string{"--max-user-txns", "-1"}, "--max-user-txns"},
+		{[]string{"--txn-idle-timeout", "0"}, "--txn-idle-timeout must be positive"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)
@@ -126,5 +133,28 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: got exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestServe_TxnIdleTimeout checks --txn-idle-timeout reaches the Flight
+// service: a transaction idle past it is rolled back and its handle says
+// so, naming the flag.
+func TestServe_TxnIdleTimeout(t *testing.T) {
+	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--txn-idle-timeout", "150ms")
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	txn, err := c.SQL().BeginTransaction(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	_, err = txn.ExecuteUpdate(ctx, "CREATE TABLE t (a INTEGER)")
+	if st, _ := status.FromError(err); st.Code() != codes.FailedPrecondition || !strings.Contains(st.Message(), "after 150ms without a call (--txn-idle-timeout)") {
+		t.Errorf("a call after the idle timeout: got %v, want FailedPrecondition naming 150ms and --txn-idle-timeout", err)
 	}
 }

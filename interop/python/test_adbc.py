@@ -3,6 +3,7 @@ metadata, bulk ingest in every mode, transactions, errors and TLS."""
 
 import datetime as dt
 import os
+import time
 from decimal import Decimal
 
 import adbc_driver_flightsql
@@ -402,6 +403,46 @@ def test_toggle_autocommit(connect, table_name):
     with conn.cursor() as cur:
         cur.execute(f"INSERT INTO {table_name} VALUES (2)")
     assert scalar(connect(), f"SELECT list(id) FROM {table_name}") == [2]
+
+
+def test_closing_a_connection_rolls_its_transaction_back_at_once(connect, table_name):
+    """ADBC's DB-API begins a transaction when autocommit is off, its
+    default, and its close() sends nothing to end it: the server rolls it
+    back as the connection goes. Before, the transaction stayed open for the
+    server's idle timeout (30 minutes), its writes holding back every other
+    writer of the same rows and every force checkpoint, behind which all
+    other clients' statements queued."""
+    other = connect()
+    with other.cursor() as cur:
+        cur.execute(f"CREATE TABLE {table_name} (id INTEGER, v INTEGER)")
+        cur.execute(f"INSERT INTO {table_name} VALUES (1, 0)")
+        cur.execute(f"CREATE SEQUENCE {table_name}_seq")
+    conn = connect(autocommit=False)
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT nextval('{table_name}_seq')")
+        assert cur.fetchone() == (1,)
+        cur.execute(f"UPDATE {table_name} SET v = 1 WHERE id = 1")
+        cur.execute(f"INSERT INTO {table_name} VALUES (2, 0)")
+    conn.close()
+
+    # While the transaction is open, an update of its row conflicts; the
+    # rollback follows the close within milliseconds, so ten seconds of
+    # tries is a generous bound.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with other.cursor() as cur:
+                cur.execute(f"UPDATE {table_name} SET v = 2 WHERE id = 1")
+            break
+        except adbc_driver_manager.Error as e:
+            assert "Conflict" in str(e), e
+            assert time.monotonic() < deadline, f"the closed connection's transaction still holds its row: {e}"
+            time.sleep(0.05)
+    # The row it inserted is gone with it.
+    assert scalar(other, f"SELECT list(id ORDER BY id) FROM {table_name}") == [1]
+    assert scalar(other, f"SELECT v FROM {table_name} WHERE id = 1") == 2
+    with other.cursor() as cur:
+        cur.execute(f"DROP SEQUENCE {table_name}_seq")
 
 
 def test_ddl_inside_a_transaction_rolls_back(connect, table_name):
