@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
@@ -246,6 +247,122 @@ func TestServer_TxnClientClosed(t *testing.T) {
 			wantCode(t, err, codes.FailedPrecondition, "rolled back when the client connection of its latest call closed")
 			if got := scalar(t, admin, "SELECT count(*) FROM tx"); got != "0" {
 				t.Errorf("rows after the rollback: got %s, want 0", got)
+			}
+		})
+	}
+}
+
+// TestServer_TxnHoldReleased checks that every way a transaction ends,
+// by its client or by the server, gives back what it is charged to the
+// user's holds: the bytes held go back to where they were, and with
+// --max-user-txns 1 the user may begin another. It also checks that a
+// transaction follows the connection of its latest call: once another
+// connection used it, the one that began it may close and the
+// transaction lives on, until that other connection closes.
+func TestServer_TxnHoldReleased(t *testing.T) {
+	// Two servers: one whose transactions go idle within the test, and
+	// one where only the client can explain a rollback.
+	start := func(idle time.Duration) *server.Server {
+		srv := startTxnServer(t, server.Limits{TxnIdleTimeout: idle, Holds: admit.HoldLimits{UserTxns: 1}})
+		admin := dialAs(t, srv, "admin")
+		if _, err := admin.Exec(admin.Context(context.Background()), "CREATE TABLE tx (a INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	short, long := start(500*time.Millisecond), start(time.Hour)
+	const script = "INSERT INTO tx VALUES (2); SELECT 1"
+	tests := []struct {
+		name string
+		// end ends the transaction, which w began on srv; why is the
+		// label the server counts its rollback under ("": the client
+		// ended it); idle runs it on the server whose transactions go
+		// idle.
+		end  func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn)
+		why  string
+		idle bool
+	}{
+		{"commit", func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn) {
+			if err := txn.Commit(w.Context(context.Background())); err != nil {
+				t.Fatal(err)
+			}
+		}, "", false},
+		{"rollback", func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn) {
+			if err := txn.Rollback(w.Context(context.Background())); err != nil {
+				t.Fatal(err)
+			}
+		}, "", false},
+		{"idle timeout", func(*testing.T, *server.Server, *client.Client, *flightsql.Txn) {}, "idle", true},
+		{"idle timeout with a script's result held", func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn) {
+			if _, err := txn.Execute(w.Context(context.Background()), script); err != nil {
+				t.Fatal(err)
+			}
+		}, "idle", true},
+		{"connection closed", func(_ *testing.T, _ *server.Server, w *client.Client, _ *flightsql.Txn) { w.Close() }, "connection_closed", false},
+		{"connection closed with a script's result held", func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn) {
+			if _, err := txn.Execute(w.Context(context.Background()), script); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+		}, "connection_closed", false},
+		{"connection of its latest call closed", func(t *testing.T, srv *server.Server, w *client.Client, txn *flightsql.Txn) {
+			other := dialAs(t, srv, "writer")
+			if err := ingestInTxn(t, other, txn.ID()); err != nil {
+				t.Fatal(err)
+			}
+			// A result w holds tells when the server saw w end.
+			if _, err := w.SQL().Execute(w.Context(context.Background()), "SELECT 1; SELECT 2"); err != nil {
+				t.Fatal(err)
+			}
+			closes, _ := testutil.Metric(t, "quiver_flight_connection_end_closes_total", nil)
+			w.Close()
+			waitMetric(t, "quiver_flight_connection_end_closes_total", nil, closes)
+			if err := ingestInTxn(t, other, txn.ID()); err != nil {
+				t.Fatalf("after the connection that began it closed: got %v, want the transaction open", err)
+			}
+			other.Close()
+		}, "connection_closed", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := long
+			if tt.idle {
+				srv = short
+			}
+			base := srv.Holds.Bytes()
+			w := dialAs(t, srv, "writer")
+			ctx := w.Context(context.Background())
+			txn, err := w.SQL().BeginTransaction(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txn.ExecuteUpdate(ctx, "INSERT INTO tx VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			if got := srv.Holds.Bytes(); got <= base {
+				t.Fatalf("bytes held in the transaction: got %d, want more than %d", got, base)
+			}
+			var before float64
+			if tt.why != "" {
+				before = rolledBack(t, tt.why)
+			}
+			tt.end(t, srv, w, txn)
+			if tt.why != "" {
+				waitMetric(t, "quiver_flight_transactions_rolled_back_total", map[string]string{"why": tt.why}, before)
+			}
+			for deadline := time.Now().Add(10 * time.Second); srv.Holds.Bytes() != base; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("bytes held after the transaction ended: got %d for 10s, want %d", srv.Holds.Bytes(), base)
+				}
+			}
+			next := dialAs(t, srv, "writer")
+			nctx := next.Context(context.Background())
+			txn2, err := next.SQL().BeginTransaction(nctx)
+			if err != nil {
+				t.Fatalf("a transaction after the last ended, under --max-user-txns 1: got %v, want one", err)
+			}
+			if err := txn2.Rollback(nctx); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
