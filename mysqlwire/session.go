@@ -169,6 +169,9 @@ func (s *session) statementContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.qmu.Lock()
 	s.qcancel = cancel
+	// The user rides along for the database's prepare hook, which
+	// refuses some statements before DuckDB prepares them.
+	ctx = auth.ContextWithUser(ctx, s.user)
 	s.qmu.Unlock()
 	return ctx, func() {
 		s.qmu.Lock()

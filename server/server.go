@@ -164,6 +164,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 
+	// After the lake's: the early checks run first, then the lake's hook.
+	s.DB.SetPrepareHook(sec.prepareHook(s.DB.PrepareHook()))
+
 	if err := s.startFlight(sec); err != nil {
 		return nil, err
 	}
