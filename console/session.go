@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -70,16 +71,47 @@ func newKey() []byte {
 }
 
 // checkCSRF refuses a state-changing request without the session's CSRF
-// token, or sent from another site.
+// token, or sent from another site: by the browser's Sec-Fetch-Site, or,
+// for browsers that send none, by an Origin that names another host than
+// the request's.
 func (c *Console) checkCSRF(r *http.Request, token, got string) error {
 	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
 		return errors.New("refused: a request from another site (CSRF protection)")
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r) {
+		return fmt.Errorf("refused: a request from %q, another origin than this console's (CSRF protection)", origin)
 	}
 	want := c.csrfToken(token)
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return errors.New("missing or wrong CSRF token: reload the console and try again")
 	}
 	return nil
+}
+
+// sameOrigin reports whether an Origin header names the host the request
+// was sent to: its Host, or the X-Forwarded-Host a reverse proxy in front
+// of the console set (a page cannot set that header on a browser's
+// request). Browsers leave the scheme's default port out of Origin; so
+// may Host. An opaque origin ("null": a sandboxed frame, a redirect from
+// elsewhere) is never the console's.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	want := []string{r.Host}
+	for _, h := range r.Header.Values("X-Forwarded-Host") {
+		for _, v := range strings.Split(h, ",") {
+			want = append(want, strings.TrimSpace(v))
+		}
+	}
+	def := map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+	for _, h := range want {
+		if strings.EqualFold(strings.TrimSuffix(h, def), strings.TrimSuffix(u.Host, def)) {
+			return true
+		}
+	}
+	return false
 }
 
 // localOnly refuses, on a server without users, a client not on loopback
