@@ -187,7 +187,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", Expires: expires,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies || r.TLS != nil})
 	c.log.Info("console login", "user", u.Name, "peer", r.RemoteAddr)
 	role, csrf := u.Role.String(), c.csrfToken(token)
 	writeJSON(w, http.StatusOK, sessionInfo{Kind: c.opts.Kind, Auth: true, User: &u.Name, Role: &role, CSRF: &csrf})
@@ -195,7 +195,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, _ auth.User) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", Expires: time.Unix(0, 0), MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies || r.TLS != nil})
 	w.WriteHeader(http.StatusNoContent)
 }
 

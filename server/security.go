@@ -36,8 +36,11 @@ type Security struct {
 	// statements refused for their role. Nil: the server's logger with
 	// the attribute audit=true.
 	AuditLog *slog.Logger
-	// TLSCert and TLSKey enable TLS on the Flight port; TLSClientCA
-	// additionally requires client certificates signed by it (mTLS).
+	// TLSCert and TLSKey enable TLS on the Flight port and the HTTP port,
+	// which then serves HTTPS only. TLSClientCA additionally requires
+	// client certificates signed by it on the Flight port (mTLS); the
+	// HTTP port, whose clients log in with a password, checks a client
+	// certificate only when one is given.
 	TLSCert, TLSKey, TLSClientCA string
 	// TokenKey is the hex bearer-token signing key. Empty: a key file next
 	// to the database, created on first start, so tokens survive restarts.

@@ -227,7 +227,8 @@ func (s *Server) startHTTP() error {
 	}
 	con, err := console.New(console.Options{Kind: console.KindServe, DB: s.DB, Users: s.sec.users, Tokens: s.sec.tokens,
 		Authorize: func(u auth.User, st *engine.Stmt) error { return s.sec.authorizeUser(u, st, "http") },
-		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log})
+		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log,
+		SecureCookies: s.sec.tls != nil})
 	if err != nil {
 		ln.Close()
 		return err
@@ -251,7 +252,7 @@ func (s *Server) startHTTP() error {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.HTTPAddr = ln.Addr().String()
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.sec.serveHTTP(hs, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.errc <- fmt.Errorf("serve http: %w", err)
 		}
 	}()

@@ -118,7 +118,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.DB, "db", "./data/quiver.duckdb", "database file, or :memory:")
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:31337", "Flight SQL listen address (port 0 picks one)")
 	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
-	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz; empty disables it")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz (HTTPS with --tls-cert); empty disables it")
 	users.register(fs)
 	fs.StringVar(&cfg.Security.UsersFile, "users-file", "", "users file (Argon2id hashes, mode 0600) that quiver user manages; read again on SIGHUP. Missing or empty: created with an admin user named admin, whose password comes from QUIVER_PASSWORD or a prompt")
 	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
@@ -310,9 +310,13 @@ func printHints(srv *server.Server, cfg server.Config) {
 		}
 		b.WriteString("\n")
 	}
+	web := "http"
+	if cfg.Security.TLSCert != "" {
+		web = "https"
+	}
 	if srv.HTTPAddr != "" {
-		fmt.Fprintf(&b, "  console    : http://%s/\n", srv.HTTPAddr)
-		fmt.Fprintf(&b, "  metrics    : http://%s/metrics\n", srv.HTTPAddr)
+		fmt.Fprintf(&b, "  console    : %s://%s/\n", web, srv.HTTPAddr)
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics\n", web, srv.HTTPAddr)
 	}
 	if user == "" {
 		fmt.Fprintf(&b, "  auth       : off (loopback only); add users with %s user add NAME --users-file FILE and serve with --users-file FILE to require it\n", cli)
