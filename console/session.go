@@ -123,7 +123,7 @@ func localOnly(r *http.Request) error {
 		host = r.RemoteAddr
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("without users the console serves only loopback clients, not %s", host)
+		return fmt.Errorf("without users the HTTP port serves only loopback clients, not %s", host)
 	}
 	name := r.Host
 	if h, _, err := net.SplitHostPort(name); err == nil {
@@ -136,7 +136,7 @@ func localOnly(r *http.Request) error {
 	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("without users the console answers only requests for localhost or a loopback address, not %q", r.Host)
+	return fmt.Errorf("without users the HTTP port answers only requests for localhost or a loopback address, not %q", r.Host)
 }
 
 type sessionInfo struct {

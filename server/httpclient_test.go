@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"testing"
 	"time"
 
@@ -124,4 +125,20 @@ func (c *consoleClient) exec(sql string) (int, string) {
 		}
 	}
 	return code, string(b)
+}
+
+// token is the session cookie's value: the bearer token the login issued.
+func (c *consoleClient) token() string {
+	c.t.Helper()
+	u, err := url.Parse(c.base)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, ck := range c.hc.Jar.Cookies(u) {
+		if ck.Name == "quiver_session" {
+			return ck.Value
+		}
+	}
+	c.t.Fatal("no session cookie")
+	return ""
 }

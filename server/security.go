@@ -103,7 +103,7 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 		s.log.Info("user configured", "user", u.Name, "role", u.Role.String())
 	}
 	if sec.users.Len() == 0 {
-		for _, addr := range []string{cfg.FlightAddr, cfg.MySQLAddr, cfg.HTTPAddr} {
+		for _, addr := range []string{cfg.FlightAddr, cfg.MySQLAddr, cfg.HTTPAddr, cfg.MetricsAddr} {
 			if addr == "" {
 				continue
 			}

@@ -70,6 +70,10 @@ type Config struct {
 	// ExportS3 reaches an s3:// export root; when it is zero and the lake
 	// is on S3, the lake's settings are used.
 	ExportS3 lakeice.S3Config
+	// MetricsAddr, when set, serves /metrics on a listener of its own
+	// without login, for scrapers on a private interface; the HTTP port's
+	// /metrics needs a login whenever the server has users.
+	MetricsAddr string
 }
 
 // Server is a running quiver.
@@ -87,9 +91,10 @@ type Server struct {
 	Classifier *admit.Classifier
 	idle       idleFree
 
-	FlightAddr string
-	MySQLAddr  string
-	HTTPAddr   string
+	FlightAddr  string
+	MySQLAddr   string
+	HTTPAddr    string
+	MetricsAddr string
 
 	sec   *security
 	stops []namedStop
@@ -180,6 +185,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	if cfg.MetricsAddr != "" {
+		if err := s.startMetrics(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -235,7 +245,7 @@ func (s *Server) startHTTP() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", con)
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", con.Protect(promhttp.Handler()))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.DB.Conn(r.Context())
 		if err != nil {

@@ -118,7 +118,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.DB, "db", "./data/quiver.duckdb", "database file, or :memory:")
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:31337", "Flight SQL listen address (port 0 picks one)")
 	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
-	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz (HTTPS with --tls-cert); empty disables it")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz (HTTPS with --tls-cert); empty disables it. With users, /metrics there asks for a login of any role: Basic credentials, a bearer token or the console's cookie")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics on this address without login, for scrapers such as Prometheus: give it an interface only they reach (HTTPS with --tls-cert; loopback only without users)")
 	users.register(fs)
 	fs.StringVar(&cfg.Security.UsersFile, "users-file", "", "users file (Argon2id hashes, mode 0600) that quiver user manages; read again on SIGHUP. Missing or empty: created with an admin user named admin, whose password comes from QUIVER_PASSWORD or a prompt")
 	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
@@ -316,6 +317,13 @@ func printHints(srv *server.Server, cfg server.Config) {
 	}
 	if srv.HTTPAddr != "" {
 		fmt.Fprintf(&b, "  console    : %s://%s/\n", web, srv.HTTPAddr)
+	}
+	switch {
+	case srv.MetricsAddr != "":
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics\n", web, srv.MetricsAddr)
+	case srv.HTTPAddr != "" && user != "":
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics (log in: curl -u %s)\n", web, srv.HTTPAddr, user)
+	case srv.HTTPAddr != "":
 		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics\n", web, srv.HTTPAddr)
 	}
 	if user == "" {
