@@ -193,9 +193,21 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionInfo{Kind: c.opts.Kind, Auth: true, User: &u.Name, Role: &role, CSRF: &csrf})
 }
 
-func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, _ auth.User) {
+// handleLogout revokes the session's token, which Flight accepts as well,
+// on every endpoint and every replica that shares the token key's file
+// (auth.Revocations), and clears the cookie.
+func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, u auth.User) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", Expires: time.Unix(0, 0), MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies || r.TLS != nil})
+	if ck, err := r.Cookie(cookieName); err == nil && c.opts.Tokens != nil {
+		if err := c.opts.Tokens.Revoke(ck.Value); err != nil {
+			c.log.Error("console logout: token not revoked", "user", u.Name, "err", err)
+			writeError(w, http.StatusInternalServerError, "internal",
+				"logged out here, but the session's token could not be revoked and stays valid until it expires: "+err.Error())
+			return
+		}
+	}
+	c.log.Info("console logout", "user", u.Name, "peer", r.RemoteAddr)
 	w.WriteHeader(http.StatusNoContent)
 }
 

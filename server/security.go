@@ -112,12 +112,18 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 			}
 		}
 	}
-	key, err := tokenKey(cfg)
+	key, keyFile, err := tokenKey(cfg)
 	if err != nil {
 		return nil, err
 	}
 	sec.ticketKey = auth.DeriveKey(key, TicketKeyPurpose)
-	var topts []auth.TokenOption
+	// Logouts are kept next to the key, so replicas given the same key
+	// file refuse each other's logged-out tokens.
+	revoked, err := auth.OpenRevocations(auth.RevocationsFileFor(keyFile))
+	if err != nil {
+		return nil, err
+	}
+	topts := []auth.TokenOption{auth.WithRevocations(revoked)}
 	if cfg.Security.TokenTTL > 0 {
 		topts = append(topts, auth.WithTTL(cfg.Security.TokenTTL))
 	}
@@ -139,18 +145,25 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 	return sec, nil
 }
 
-func tokenKey(cfg Config) ([]byte, error) {
+// tokenKey returns the token signing key and the file it is kept in, if
+// any.
+func tokenKey(cfg Config) (key []byte, file string, err error) {
 	switch {
 	case cfg.Security.TokenKey != "" && cfg.Security.TokenKeyFile != "":
-		return nil, fmt.Errorf("give --token-key or --token-key-file, not both")
+		return nil, "", fmt.Errorf("give --token-key or --token-key-file, not both")
 	case cfg.Security.TokenKey != "":
-		return auth.ParseKey(cfg.Security.TokenKey)
+		key, err = auth.ParseKey(cfg.Security.TokenKey)
+		return key, "", err
 	case cfg.Security.TokenKeyFile != "":
-		return auth.LoadOrCreateKey(cfg.Security.TokenKeyFile)
+		file = cfg.Security.TokenKeyFile
 	case cfg.DB == "" || cfg.DB == ":memory:":
-		return auth.NewKey()
+		key, err = auth.NewKey()
+		return key, "", err
+	default:
+		file = auth.KeyFileFor(cfg.DB)
 	}
-	return auth.LoadOrCreateKey(auth.KeyFileFor(cfg.DB))
+	key, err = auth.LoadOrCreateKey(file)
+	return key, file, err
 }
 
 func (sec *security) grpcOptions() []grpc.ServerOption {

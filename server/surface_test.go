@@ -1,11 +1,22 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/auth/authtest"
@@ -135,4 +146,95 @@ func TestServer_HTTPSUnderTLS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flightWithToken runs SELECT 1 on srv's Flight port with a bearer token.
+func flightWithToken(t *testing.T, srv *server.Server, token string) error {
+	t.Helper()
+	fc, err := flightsql.NewClient(srv.FlightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = fc.Execute(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token), "SELECT 1")
+	return err
+}
+
+// sessionUser is who GET /api/session says the client is, or "".
+func sessionUser(t *testing.T, c *consoleClient) string {
+	t.Helper()
+	code, b, _ := c.request("GET", "/api/session", nil, nil)
+	var s struct{ User *string }
+	if err := json.Unmarshal(b, &s); err != nil || code != http.StatusOK {
+		t.Fatalf("GET /api/session: %d %s, %v", code, b, err)
+	}
+	if s.User == nil {
+		return ""
+	}
+	return *s.User
+}
+
+// TestConsole_LogoutRevokes: after POST /api/logout the session's token
+// (the cookie, a bearer token Flight accepts too) kept working on the
+// console and on Flight for the rest of its 24 hours. Now logout revokes
+// it: the old cookie has no session, Flight refuses it, and so does a
+// replica that shares the token key's file; the user's other session
+// goes on.
+func TestConsole_LogoutRevokes(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "token.key")
+	start := func(http bool) *server.Server {
+		cfg := server.Config{DB: filepath.Join(t.TempDir(), "q.duckdb"),
+			Security: server.Security{Users: surfaceUsers, TokenKeyFile: keyFile}}
+		if http {
+			cfg.HTTPAddr = "127.0.0.1:0"
+		}
+		return testutil.StartServer(t, cfg)
+	}
+	a, replica := start(true), start(false)
+	bi, other := newConsoleClient(t, a, nil), newConsoleClient(t, a, nil)
+	bi.login("bi", "bipw")
+	other.login("bi", "bipw")
+	token := bi.token()
+	stale := newConsoleClient(t, a, nil)
+	stale.hc.Jar.SetCookies(mustURL(t, stale.base), []*http.Cookie{{Name: "quiver_session", Value: token, Path: "/"}})
+	for name, srv := range map[string]*server.Server{"flight": a, "replica": replica} {
+		if err := flightWithToken(t, srv, token); err != nil {
+			t.Fatalf("%s with the console's token before logout: %v", name, err)
+		}
+	}
+
+	if code, b := bi.post("/api/logout", nil); code != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", code, b)
+	}
+	if u := sessionUser(t, stale); u != "" {
+		t.Errorf("the old cookie after logout: a session of %q, want none", u)
+	}
+	if code, msg := stale.exec("SELECT 1"); code != http.StatusUnauthorized {
+		t.Errorf("a query with the old cookie after logout: %d %s, want 401", code, msg)
+	}
+	if err := flightWithToken(t, a, token); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("Flight with the token after logout: %v, want Unauthenticated", err)
+	}
+	// The replica reads the shared list at most a second late.
+	deadline := time.Now().Add(10 * time.Second)
+	for err := flightWithToken(t, replica, token); status.Code(err) != codes.Unauthenticated; err = flightWithToken(t, replica, token) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica with the token 10 s after logout: %v, want Unauthenticated", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if u := sessionUser(t, other); u != "bi" {
+		t.Errorf("bi's other session after the logout: %q, want it to go on", u)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -126,7 +126,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
 	fs.StringVar(&cfg.Security.TokenKey, "token-key", "", "hex bearer-token signing key (default: a key file next to the database)")
-	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same key accept each other's tokens")
+	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same file accept each other's tokens and refuse each other's logged-out ones (kept in FILE.revoked)")
 	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
 	fs.IntVar(&cfg.Threads, "threads", 0, "DuckDB worker threads (0: all cores)")
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB's memory limit, e.g. 4GB (default: its share of --memory)")
