@@ -56,6 +56,12 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 	if len(serverData) == 0 || serverData[len(serverData)-1] != 0 {
 		return nil, denied()
 	}
+	if n.srv.opts.RequireTLS && !c.TLSEnabled() {
+		authFailures.Inc()
+		n.srv.log.Warn("mysql login refused: no TLS", logUser, user, logRemote, remote.String())
+		return nil, mysql.NewSQLError(erSecureTransportRequired, mysql.SSUnknownSQLState,
+			"Connections using insecure transport are prohibited: this server requires TLS (quiver serve --mysql-require-tls); connect with TLS (mysql --ssl, or --ssl-mode=REQUIRED)")
+	}
 	if max := n.srv.opts.MaxConnections; max > 0 {
 		if open := n.srv.sessionCount(); open > max {
 			connectionsRefused.Inc()

@@ -48,6 +48,11 @@ type Options struct {
 	ServerVersion string
 	// TLSConfig, when set, lets clients switch to TLS after the greeting.
 	TLSConfig *tls.Config
+	// RequireTLS refuses a login that did not switch to TLS, before its
+	// password is checked, as MySQL's require_secure_transport does:
+	// mysql_native_password keeps the password off the wire, but not the
+	// statements and results that follow. It needs TLSConfig.
+	RequireTLS bool
 	// HandshakeTimeout bounds the time from accepting a connection to a
 	// successful login; the default is 10 s.
 	HandshakeTimeout time.Duration
@@ -135,6 +140,9 @@ const (
 func New(db *engine.DB, opts Options) (*Server, error) {
 	if db == nil {
 		return nil, errors.New("new mysql server: nil database")
+	}
+	if opts.RequireTLS && opts.TLSConfig == nil {
+		return nil, errors.New("new mysql server: TLS is required but there is no TLS configuration")
 	}
 	opts.setDefaults()
 	s := &Server{

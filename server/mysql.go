@@ -24,10 +24,11 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 		Admission:  s.Admission,
 		Classifier: s.Classifier, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
 		IdleTimeout: lim.IdleTimeout}
-	// MySQL clients get TLS too, unless it would demand client
-	// certificates they do not have.
-	if sec.tls != nil && s.cfg.Security.TLSClientCA == "" {
-		opts.TLSConfig = sec.tls
+	// MySQL clients get TLS too, a client certificate checked only when
+	// one is given, and must use it unless the operator allowed
+	// plaintext.
+	if opts.TLSConfig = sec.passwordTLS(); opts.TLSConfig != nil {
+		opts.RequireTLS = !s.cfg.Security.MySQLAllowPlaintext
 	}
 	my, err := mysqlwire.New(s.DB, opts)
 	if err != nil {

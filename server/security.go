@@ -36,12 +36,17 @@ type Security struct {
 	// statements refused for their role. Nil: the server's logger with
 	// the attribute audit=true.
 	AuditLog *slog.Logger
-	// TLSCert and TLSKey enable TLS on the Flight port and the HTTP port,
-	// which then serves HTTPS only. TLSClientCA additionally requires
-	// client certificates signed by it on the Flight port (mTLS); the
-	// HTTP port, whose clients log in with a password, checks a client
-	// certificate only when one is given.
+	// TLSCert and TLSKey enable TLS on every port: Flight, MySQL (see
+	// MySQLAllowPlaintext) and HTTP, which then serves HTTPS only.
+	// TLSClientCA additionally requires client certificates signed by it
+	// on the Flight port (mTLS); the MySQL and HTTP ports, whose clients
+	// log in with a password, check a client certificate only when one is
+	// given.
 	TLSCert, TLSKey, TLSClientCA string
+	// MySQLAllowPlaintext lets MySQL clients log in without TLS on a
+	// server with TLS (--mysql-require-tls=false); by default they must
+	// switch to it.
+	MySQLAllowPlaintext bool
 	// TokenKey is the hex bearer-token signing key. Empty: a key file next
 	// to the database, created on first start, so tokens survive restarts.
 	TokenKey string

@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/go-sql-driver/mysql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -237,4 +241,44 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestServer_MySQLRequiresTLS: under --tls-cert MySQL offered TLS but
+// took plaintext logins. Now it requires TLS unless told otherwise
+// (--mysql-require-tls=false), and offers it also when Flight asks for
+// client certificates, which MySQL clients seldom have.
+func TestServer_MySQLRequiresTLS(t *testing.T) {
+	ca := authtest.NewCA(t)
+	if err := mysql.RegisterTLSConfig("surface", &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	ping := func(srv *server.Server, params string) error {
+		db, err := sql.Open("mysql", "bi:bipw@tcp("+srv.MySQLAddr+")/main?"+params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		return db.Ping()
+	}
+	is3159 := func(err error) bool {
+		var me *mysql.MySQLError
+		return errors.As(err, &me) && me.Number == 3159
+	}
+	for _, clientCA := range []bool{false, true} {
+		srv := startTLSServer(t, ca, clientCA)
+		if err := ping(srv, "tls=false"); !is3159(err) {
+			t.Errorf("client CA %v: a plaintext login: %v, want error 3159", clientCA, err)
+		}
+		if err := ping(srv, "tls=surface"); err != nil {
+			t.Errorf("client CA %v: a TLS login: %v", clientCA, err)
+		}
+	}
+	cert, key := ca.WriteServerCert(t, t.TempDir())
+	open := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0", Security: server.Security{
+		Users: surfaceUsers, TLSCert: cert, TLSKey: key, MySQLAllowPlaintext: true}})
+	for _, params := range []string{"tls=false", "tls=surface"} {
+		if err := ping(open, params); err != nil {
+			t.Errorf("plaintext allowed: a login with %s: %v", params, err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -108,7 +109,32 @@ type serveFlags struct {
 	peers       string
 	memory      string
 	admission   bool
+	// mysqlTLS is --mysql-require-tls, whose default follows --tls-cert.
+	mysqlTLS optionalBool
 }
+
+// optionalBool is a boolean flag that knows whether it was given, for a
+// default that depends on other flags.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false, not %q", s)
+	}
+	b.set, b.value = true, v
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone: --mysql-require-tls means true.
+func (b *optionalBool) IsBoolFlag() bool { return true }
 
 // newServeFlags declares serve's flags.
 func newServeFlags() (*flag.FlagSet, *serveFlags) {
@@ -122,9 +148,10 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics on this address without login, for scrapers such as Prometheus: give it an interface only they reach (HTTPS with --tls-cert; loopback only without users)")
 	users.register(fs)
 	fs.StringVar(&cfg.Security.UsersFile, "users-file", "", "users file (Argon2id hashes, mode 0600) that quiver user manages; read again on SIGHUP. Missing or empty: created with an admin user named admin, whose password comes from QUIVER_PASSWORD or a prompt")
-	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
+	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for every port: Flight, MySQL and HTTP (then HTTPS)")
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
+	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS) on the Flight port; the MySQL and HTTP ports check one only when a client gives it")
+	fs.Var(&f.mysqlTLS, "mysql-require-tls", "refuse MySQL logins that do not switch to TLS (error 3159), as MySQL's require_secure_transport (default: true with --tls-cert; --mysql-require-tls=false allows plaintext)")
 	fs.StringVar(&cfg.Security.TokenKey, "token-key", "", "hex bearer-token signing key (default: a key file next to the database)")
 	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same file accept each other's tokens and refuse each other's logged-out ones (kept in FILE.revoked)")
 	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
@@ -213,6 +240,12 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
 	cfg.Limits.Off = !f.admission
+	if f.mysqlTLS.set {
+		if f.mysqlTLS.value && cfg.Security.TLSCert == "" {
+			return usagef("--mysql-require-tls needs --tls-cert and --tls-key")
+		}
+		cfg.Security.MySQLAllowPlaintext = !f.mysqlTLS.value
+	}
 
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
@@ -308,6 +341,9 @@ func printHints(srv *server.Server, cfg server.Config) {
 		fmt.Fprintf(&b, "  MySQL      : mysql -h %s -P %s", mh, mp)
 		if user != "" {
 			fmt.Fprintf(&b, " -u %s -p", user)
+		}
+		if cfg.Security.TLSCert != "" && !cfg.Security.MySQLAllowPlaintext {
+			b.WriteString(" --ssl")
 		}
 		b.WriteString("\n")
 	}

@@ -115,6 +115,8 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--peers", "not-an-address"}, `"not-an-address" is not HOST:PORT`},
 		{[]string{"--peers", "@/nonexistent/peers"}, "--peers @/nonexistent/peers"},
 		{[]string{"--bulk-yield", "-1ms"}, "--bulk-yield not negative"},
+		{[]string{"--mysql-require-tls"}, "--mysql-require-tls needs --tls-cert"},
+		{[]string{"--mysql-require-tls=maybe"}, "want true or false"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)
