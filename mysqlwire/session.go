@@ -55,6 +55,8 @@ type session struct {
 
 	qmu     sync.Mutex         // guards qcancel, and user and host for other goroutines
 	qcancel context.CancelFunc // cancels the running statement (KILL QUERY)
+
+	release func() // gives the login's connection slot back (admit.Conns); nil before login
 }
 
 func newSession(srv *Server, c *mysql.Conn) *session {
@@ -82,12 +84,12 @@ func sessionOf(c *mysql.Conn) *session {
 // login records the authenticated user, takes the session's engine
 // connection and ends the handshake deadline. It runs on the connection's
 // goroutine before any command.
-func (s *session) login(u auth.User, host string) error {
+func (s *session) login(u auth.User, host string, release func()) error {
 	conn, err := s.srv.db.Conn(s.ctx)
 	if err != nil {
 		return err
 	}
-	s.conn = conn
+	s.conn, s.release = conn, release
 	s.qmu.Lock()
 	s.user, s.host = u, host
 	s.qmu.Unlock()
@@ -217,6 +219,9 @@ func (s *session) close() {
 	defer s.mu.Unlock()
 	s.closeStatements()
 	s.releaseConn()
+	if s.release != nil {
+		s.release()
+	}
 	s.srv.removeSession(s)
 }
 

@@ -22,8 +22,9 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 	opts := mysqlwire.Options{Logger: s.log, Users: sec.users,
 		Authorize:  func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") },
 		Admission:  s.Admission,
-		Classifier: s.Classifier, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
-		IdleTimeout: lim.IdleTimeout}
+		Classifier: s.Classifier, QueryTimeout: lim.QueryTimeout, IdleTimeout: lim.IdleTimeout,
+		MaxConnections: lim.MaxConnections, AdminReservedConnections: lim.AdminReservedConnections,
+		MaxUserConnections: lim.MaxUserConnections, MaxPendingConnections: lim.MaxHandshakes, HandshakeTimeout: lim.HandshakeTimeout}
 	// MySQL clients get TLS too, a client certificate checked only when
 	// one is given, and must use it unless the operator allowed
 	// plaintext.

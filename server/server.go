@@ -200,9 +200,8 @@ func (s *Server) startFlight(sec *security) error {
 	}
 	s.FlightAddr = ln.Addr().String()
 	lim := s.cfg.Limits
-	ln = &limitListener{Listener: ln, max: int64(lim.MaxConnections), log: func(open int64) {
-		s.log.Warn("flight connection closed: too many connections", "open", open, "max_connections", lim.MaxConnections)
-	}}
+	cl := newConnListener(ln, lim, s.log)
+	ln = cl
 	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
 		Admission:          s.Admission,
 		Classifier:         s.Classifier,
@@ -210,8 +209,8 @@ func (s *Server) startFlight(sec *security) error {
 		IdleTimeout:        lim.IdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
-		UnaryInterceptors:  sec.unary,
-		StreamInterceptors: sec.stream,
+		UnaryInterceptors:  append(sec.unary[:len(sec.unary):len(sec.unary)], cl.unary),
+		StreamInterceptors: append(sec.stream[:len(sec.stream):len(sec.stream)], cl.stream),
 		Authorize:          sec.authorize,
 		WrapService:        sec.wrap,
 		Compression:        s.cfg.Compression,

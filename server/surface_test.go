@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/auth/authtest"
+	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -280,5 +282,130 @@ func TestServer_MySQLRequiresTLS(t *testing.T) {
 		if err := ping(open, params); err != nil {
 			t.Errorf("plaintext allowed: a login with %s: %v", params, err)
 		}
+	}
+}
+
+// TestServer_ConnectionLimits: with --max-connections 20, one readonly
+// user held all 20 connections and the admin's login got error 1040; 25
+// sockets that never logged in locked the admin out as well, until the
+// handshake timeout closed them. Now a user's connections stop at
+// --max-user-connections (half of what the admins' reserve of 2 leaves:
+// 9), the last two slots are the admins', and sockets that have not
+// logged in count in a pool of their own, whose oldest a new client
+// closes: the admin, and another user, log in at once through both
+// attacks, on MySQL and on Flight.
+func TestServer_ConnectionLimits(t *testing.T) {
+	users := append(surfaceUsers[:len(surfaceUsers):len(surfaceUsers)], server.UserSpec{Name: "etl", Password: "etlpw", Role: auth.RoleReadWrite})
+	srv := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0", Security: server.Security{Users: users},
+		Limits: server.Limits{MaxConnections: 20, Memory: 1 << 30}})
+	ctx := context.Background()
+	const perUser = 9 // (20 - 2) / 2
+
+	// victim logs in as user on the endpoint and runs a point query,
+	// returning how long the login and query took.
+	type endpoint struct {
+		name   string
+		addr   string
+		victim func(user, pw string) (time.Duration, error)
+		// hostile opens one connection as bi and holds it until the
+		// test ends.
+		hostile func() error
+		// full reports whether err is the refusal for the user's limit.
+		full func(err error) bool
+	}
+	mysqlDSN := func(user, pw string) string { return user + ":" + pw + "@tcp(" + srv.MySQLAddr + ")/main?timeout=30s" }
+	biDB, err := sql.Open("mysql", mysqlDSN("bi", "bipw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { biDB.Close() })
+	endpoints := []endpoint{
+		{"mysql", srv.MySQLAddr, func(user, pw string) (time.Duration, error) {
+			start := time.Now()
+			db, err := sql.Open("mysql", mysqlDSN(user, pw))
+			if err != nil {
+				return 0, err
+			}
+			defer db.Close()
+			var n int
+			err = db.QueryRowContext(ctx, "SELECT 42").Scan(&n)
+			return time.Since(start), err
+		}, func() error {
+			c, err := biDB.Conn(ctx)
+			if err == nil {
+				t.Cleanup(func() { c.Close() })
+			}
+			return err
+		}, func(err error) bool {
+			var me *mysql.MySQLError
+			return errors.As(err, &me) && me.Number == 1203 && strings.Contains(me.Message, "--max-user-connections")
+		}},
+		{"flight", srv.FlightAddr, func(user, pw string) (time.Duration, error) {
+			start := time.Now()
+			c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, User: user, Password: pw})
+			if err != nil {
+				return time.Since(start), err
+			}
+			defer c.Close()
+			_, err = testutil.CountRows(ctx, c, "SELECT 42")
+			return time.Since(start), err
+		}, func() error {
+			c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, User: "bi", Password: "bipw"})
+			if err != nil {
+				return err
+			}
+			t.Cleanup(func() { c.Close() })
+			_, err = testutil.CountRows(ctx, c, "SELECT 1")
+			return err
+		}, func(err error) bool {
+			return status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "--max-user-connections")
+		}},
+	}
+	for _, ep := range endpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			idle, err := ep.victim("admin", "adminpw")
+			if err != nil {
+				t.Fatalf("the admin before any attack: %v", err)
+			}
+			t.Logf("%s: the admin's login and point query, idle: %v", ep.name, idle)
+
+			// The hostile user takes every connection it can.
+			held := 0
+			for ; held < 25; held++ {
+				if err := ep.hostile(); err != nil {
+					if !ep.full(err) {
+						t.Fatalf("bi's connection %d: %v, want the refusal for --max-user-connections", held+1, err)
+					}
+					break
+				}
+			}
+			if held != perUser {
+				t.Errorf("bi holds %d connections, want %d (--max-user-connections' default)", held, perUser)
+			}
+			for _, u := range []struct{ name, pw string }{{"admin", "adminpw"}, {"etl", "etlpw"}} {
+				d, err := ep.victim(u.name, u.pw)
+				t.Logf("%s: %s's login and point query while bi holds %d connections: %v (idle %v)", ep.name, u.name, held, d, idle)
+				if err != nil {
+					t.Errorf("%s while bi holds %d connections: %v", u.name, held, err)
+				}
+			}
+
+			// Sockets that connect and say nothing.
+			for range 25 {
+				c, err := net.Dial("tcp", ep.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+			}
+			d, err := ep.victim("admin", "adminpw")
+			t.Logf("%s: the admin's login and point query with 25 idle sockets open: %v (idle %v)", ep.name, d, idle)
+			switch {
+			case err != nil:
+				t.Errorf("the admin with 25 idle sockets open: %v", err)
+			case d >= server.DefaultHandshakeTimeout:
+				t.Errorf("the admin with 25 idle sockets open took %v, as long as the handshake timeout: the sockets kept it waiting", d)
+			}
+		})
 	}
 }

@@ -109,6 +109,8 @@ type serveFlags struct {
 	peers       string
 	memory      string
 	admission   bool
+	// adminReserved is --admin-reserved-connections; 0 means none.
+	adminReserved int
 	// mysqlTLS is --mysql-require-tls, whose default follows --tls-cert.
 	mysqlTLS optionalBool
 }
@@ -163,7 +165,11 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.QueueTimeout, "queue-timeout", 30*time.Second, "how long a statement waits for its turn before it is refused (RESOURCE_EXHAUSTED; MySQL error 1040)")
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); sessions set their own with the Flight session option query_timeout or MySQL's max_execution_time")
-	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
+	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "logged-in client connections per endpoint (Flight, MySQL); past it a login is refused: RESOURCE_EXHAUSTED over Flight, error 1040 over MySQL")
+	fs.IntVar(&f.adminReserved, "admin-reserved-connections", server.DefaultAdminReserved, "of --max-connections, how many only admins may take, so that an admin can always log in (at most half of --max-connections when left at its default)")
+	fs.IntVar(&cfg.Limits.MaxUserConnections, "max-user-connections", 0, "logged-in connections one user may hold per endpoint, admins excepted; past it MySQL logins get error 1203 (0: half of what --admin-reserved-connections leaves of --max-connections)")
+	fs.IntVar(&cfg.Limits.MaxHandshakes, "max-handshakes", 0, "connections per endpoint still logging in (TLS, greeting, password), which do not count against --max-connections; when one more comes, the oldest is closed (0: as many as --max-connections)")
+	fs.DurationVar(&cfg.Limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close a connection that has not logged in this long after it came (a Flight connection logs in with its first authenticated call)")
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight transactions and prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
@@ -239,6 +245,9 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 {
 		return usagef("--max-running, --max-connections and --queue-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
+	if err := f.connLimits(fs); err != nil {
+		return err
+	}
 	cfg.Limits.Off = !f.admission
 	if f.mysqlTLS.set {
 		if f.mysqlTLS.value && cfg.Security.TLSCert == "" {
@@ -288,6 +297,28 @@ wait:
 	defer cancel()
 	srv.Shutdown(sctx)
 	return err
+}
+
+// connLimits checks the connection flags and puts the admins' reserve in
+// the configuration.
+func (f *serveFlags) connLimits(fs *flag.FlagSet) error {
+	l := &f.cfg.Limits
+	if f.adminReserved < 0 || l.MaxUserConnections < 0 || l.MaxHandshakes < 0 || l.HandshakeTimeout <= 0 {
+		return usagef("--admin-reserved-connections, --max-user-connections and --max-handshakes must not be negative, --handshake-timeout positive")
+	}
+	explicit := false
+	fs.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "admin-reserved-connections" })
+	switch {
+	case !explicit:
+		// The default: server.Limits makes it fit --max-connections.
+	case f.adminReserved >= l.MaxConnections:
+		return usagef("--admin-reserved-connections %d must be less than --max-connections %d", f.adminReserved, l.MaxConnections)
+	case f.adminReserved == 0:
+		l.AdminReservedConnections = -1 // none
+	default:
+		l.AdminReservedConnections = f.adminReserved
+	}
+	return nil
 }
 
 // specs checks that every user has a password and returns the users, each
