@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -307,9 +308,8 @@ func TestServer_ConnectionLimits(t *testing.T) {
 		name   string
 		addr   string
 		victim func(user, pw string) (time.Duration, error)
-		// hostile opens one connection as bi and holds it until the
-		// test ends.
-		hostile func() error
+		// hostile opens one connection as bi, and returns what closes it.
+		hostile func() (io.Closer, error)
 		// full reports whether err is the refusal for the user's limit.
 		full func(err error) bool
 	}
@@ -319,6 +319,7 @@ func TestServer_ConnectionLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { biDB.Close() })
+	biDB.SetMaxIdleConns(0) // a connection given back is closed
 	endpoints := []endpoint{
 		{"mysql", srv.MySQLAddr, func(user, pw string) (time.Duration, error) {
 			start := time.Now()
@@ -330,12 +331,8 @@ func TestServer_ConnectionLimits(t *testing.T) {
 			var n int
 			err = db.QueryRowContext(ctx, "SELECT 42").Scan(&n)
 			return time.Since(start), err
-		}, func() error {
-			c, err := biDB.Conn(ctx)
-			if err == nil {
-				t.Cleanup(func() { c.Close() })
-			}
-			return err
+		}, func() (io.Closer, error) {
+			return biDB.Conn(ctx)
 		}, func(err error) bool {
 			var me *mysql.MySQLError
 			return errors.As(err, &me) && me.Number == 1203 && strings.Contains(me.Message, "--max-user-connections")
@@ -349,14 +346,16 @@ func TestServer_ConnectionLimits(t *testing.T) {
 			defer c.Close()
 			_, err = testutil.CountRows(ctx, c, "SELECT 42")
 			return time.Since(start), err
-		}, func() error {
+		}, func() (io.Closer, error) {
 			c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr, User: "bi", Password: "bipw"})
 			if err != nil {
-				return err
+				return nil, err
 			}
-			t.Cleanup(func() { c.Close() })
-			_, err = testutil.CountRows(ctx, c, "SELECT 1")
-			return err
+			if _, err = testutil.CountRows(ctx, c, "SELECT 1"); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
 		}, func(err error) bool {
 			return status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "--max-user-connections")
 		}},
@@ -370,24 +369,29 @@ func TestServer_ConnectionLimits(t *testing.T) {
 			t.Logf("%s: the admin's login and point query, idle: %v", ep.name, idle)
 
 			// The hostile user takes every connection it can.
-			held := 0
-			for ; held < 25; held++ {
-				if err := ep.hostile(); err != nil {
+			var held []io.Closer
+			for len(held) < 25 {
+				c, err := ep.hostile()
+				if err != nil {
 					if !ep.full(err) {
-						t.Fatalf("bi's connection %d: %v, want the refusal for --max-user-connections", held+1, err)
+						t.Errorf("bi's connection %d: %v, want the refusal for --max-user-connections", len(held)+1, err)
 					}
 					break
 				}
+				held = append(held, c)
 			}
-			if held != perUser {
-				t.Errorf("bi holds %d connections, want %d (--max-user-connections' default)", held, perUser)
+			if len(held) != perUser {
+				t.Errorf("bi holds %d connections, want %d (--max-user-connections' default)", len(held), perUser)
 			}
 			for _, u := range []struct{ name, pw string }{{"admin", "adminpw"}, {"etl", "etlpw"}} {
 				d, err := ep.victim(u.name, u.pw)
-				t.Logf("%s: %s's login and point query while bi holds %d connections: %v (idle %v)", ep.name, u.name, held, d, idle)
+				t.Logf("%s: %s's login and point query while bi holds %d connections: %v (idle %v)", ep.name, u.name, len(held), d, idle)
 				if err != nil {
-					t.Errorf("%s while bi holds %d connections: %v", u.name, held, err)
+					t.Errorf("%s while bi holds %d connections: %v", u.name, len(held), err)
 				}
+			}
+			for _, c := range held {
+				c.Close()
 			}
 
 			// Sockets that connect and say nothing.
