@@ -20,7 +20,7 @@ func revokingTokens(t *testing.T, path string, clock *fakeClock) (*Tokens, *Revo
 	return newTestTokens(t, testKey, newTestStore(t), WithTTL(time.Hour), WithClock(clock.Now), WithRevocations(r)), r
 }
 
-func issue(t *testing.T, tok *Tokens, name string) string {
+func issueToken(t *testing.T, tok *Tokens, name string) string {
 	t.Helper()
 	s, _, err := tok.Issue(User{Name: name, Role: RoleReadOnly})
 	if err != nil {
@@ -42,7 +42,7 @@ func TestTokens_Revoke(t *testing.T) {
 				path = RevocationsFileFor(filepath.Join(t.TempDir(), "q.duckdb.tokenkey"))
 			}
 			a, _ := revokingTokens(t, path, clock)
-			gone, kept, other := issue(t, a, "bob"), issue(t, a, "bob"), issue(t, a, "carol")
+			gone, kept, other := issueToken(t, a, "bob"), issueToken(t, a, "bob"), issueToken(t, a, "carol")
 			if err := a.Revoke(gone); err != nil {
 				t.Fatalf("Revoke: %v", err)
 			}
@@ -87,9 +87,9 @@ func TestRevocations_Bounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "revoked")
 	tok, r := revokingTokens(t, path, clock)
 	r.maxPerUser, r.compactAt = 5, 16
-	before := issue(t, tok, "carol")
+	before := issueToken(t, tok, "carol")
 	for i := range 6 {
-		if err := tok.Revoke(issue(t, tok, "bob")); err != nil {
+		if err := tok.Revoke(issueToken(t, tok, "bob")); err != nil {
 			t.Fatalf("revoke %d: %v", i, err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestRevocations_Bounded(t *testing.T) {
 		t.Errorf("carol's token: %v", err)
 	}
 	clock.Add(2 * time.Second)
-	if _, err := tok.Verify(issue(t, tok, "bob")); err != nil {
+	if _, err := tok.Verify(issueToken(t, tok, "bob")); err != nil {
 		t.Errorf("a token bob got after the cutoff: %v", err)
 	}
 
@@ -111,7 +111,7 @@ func TestRevocations_Bounded(t *testing.T) {
 	// file with the live ones alone.
 	clock.Add(2 * time.Hour)
 	for range 20 {
-		if err := tok.Revoke(issue(t, tok, "carol")); err != nil {
+		if err := tok.Revoke(issueToken(t, tok, "carol")); err != nil {
 			t.Fatal(err)
 		}
 		clock.Add(2 * time.Second)
