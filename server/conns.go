@@ -37,7 +37,10 @@ import (
 // closes; gRPC's health checks, which need no credentials, do not log a
 // connection in. A call on a connection that cannot log in gets
 // RESOURCE_EXHAUSTED, and the connection is closed at its handshake
-// timeout.
+// timeout. A Flight connection whose login call is still running at the
+// timeout (a Basic login waits its turn for an Argon2id check, and a
+// thousand clients logging in at once wait seconds) gets another
+// timeout's time.
 
 // DefaultAdminReserved is Limits.AdminReservedConnections' default.
 const DefaultAdminReserved = 2
@@ -115,16 +118,22 @@ type countedConn struct {
 	peer string
 	once sync.Once
 
-	mu      sync.Mutex
-	pending *admit.Pending
-	timer   *time.Timer
-	release func() // set once a call logged it in
+	mu       sync.Mutex
+	pending  *admit.Pending
+	timer    *time.Timer
+	release  func() // set once a call logged it in
+	inflight int    // calls running on it
 }
 
-// handshakeOver closes the connection unless a call has logged it in.
+// handshakeOver closes the connection unless a call has logged it in,
+// or is running (logging in, most likely).
 func (c *countedConn) handshakeOver() {
 	c.mu.Lock()
 	in := c.release != nil
+	if !in && c.inflight > 0 {
+		c.timer.Reset(c.l.handshake)
+		in = true
+	}
 	c.mu.Unlock()
 	if !in {
 		c.l.log.Debug("flight connection closed: no login within the handshake timeout", "peer", c.peer, "handshake_timeout", c.l.handshake)
@@ -153,17 +162,42 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// conn is the connection a call came on, or nil.
+func (l *connListener) conn(ctx context.Context) *countedConn {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byPeer[p.Addr.String()]
+}
+
+// enter counts a call running on its connection, from before it is
+// authenticated, until the function it returns is called.
+func (l *connListener) enter(ctx context.Context) func() {
+	c := l.conn(ctx)
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.inflight++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+	}
+}
+
 // login logs the call's connection in as the call's user, unless it is
 // in already; a connection past a limit gets RESOURCE_EXHAUSTED.
 func (l *connListener) login(ctx context.Context) error {
 	u, ok := auth.UserFromContext(ctx)
-	p, pok := peer.FromContext(ctx)
-	if !ok || !pok || p.Addr == nil {
+	if !ok {
 		return nil
 	}
-	l.mu.Lock()
-	c := l.byPeer[p.Addr.String()]
-	l.mu.Unlock()
+	c := l.conn(ctx)
 	if c == nil {
 		return nil
 	}
@@ -185,6 +219,18 @@ func (l *connListener) login(ctx context.Context) error {
 	c.pending.Done()
 	c.timer.Stop()
 	return nil
+}
+
+// enterUnary and enterStream run before the authentication
+// interceptors, and count the call on its connection.
+func (l *connListener) enterUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	defer l.enter(ctx)()
+	return h(ctx, req)
+}
+
+func (l *connListener) enterStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	defer l.enter(ss.Context())()
+	return h(srv, ss)
 }
 
 // unary and stream run after the authentication interceptors, which put

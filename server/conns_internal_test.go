@@ -85,3 +85,34 @@ func TestConnListener(t *testing.T) {
 		user.Close()
 	})
 }
+
+// TestConnListener_LoginInFlight: a Flight connection whose call is still
+// running at the handshake timeout (a Basic login waiting for its
+// Argon2id check) is given another timeout's time, not closed under it.
+func TestConnListener_LoginInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+		lim := Limits{MaxConnections: 10, HandshakeTimeout: 5 * time.Second}
+		lim.connDefaults()
+		l := newConnListener(pl, lim, slog.New(slog.DiscardHandler))
+		defer l.Close()
+		c, s := net.Pipe()
+		go func() { pl.conns <- s }()
+		if _, err := l.Accept(); err != nil {
+			t.Fatal(err)
+		}
+		ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: c.LocalAddr()})
+		leave := l.enter(ctx)
+		time.Sleep(8 * time.Second)
+		synctest.Wait()
+		if closed(c) {
+			t.Fatal("closed at the handshake timeout while its login call ran")
+		}
+		leave() // the login failed: the call ended, no user
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if !closed(c) {
+			t.Error("still open a timeout after its call ended without a login")
+		}
+	})
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
@@ -209,8 +210,8 @@ func (s *Server) startFlight(sec *security) error {
 		IdleTimeout:        lim.IdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
-		UnaryInterceptors:  append(sec.unary[:len(sec.unary):len(sec.unary)], cl.unary),
-		StreamInterceptors: append(sec.stream[:len(sec.stream):len(sec.stream)], cl.stream),
+		UnaryInterceptors:  append(append([]grpc.UnaryServerInterceptor{cl.enterUnary}, sec.unary...), cl.unary),
+		StreamInterceptors: append(append([]grpc.StreamServerInterceptor{cl.enterStream}, sec.stream...), cl.stream),
 		Authorize:          sec.authorize,
 		WrapService:        sec.wrap,
 		Compression:        s.cfg.Compression,
