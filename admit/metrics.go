@@ -55,3 +55,23 @@ func noteAdmitted(l Lane, waited time.Duration) {
 func noteRefused(l Lane, reason string) {
 	refused.WithLabelValues(l.String(), reason).Inc()
 }
+
+// Connection counts (Conns), by endpoint.
+var (
+	connsLoggedIn = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_admit_connections_logged_in",
+		Help: "Client connections logged in, by endpoint.",
+	}, []string{"endpoint"})
+	connsPending = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_admit_connections_pending",
+		Help: "Client connections still logging in (TLS, greeting, password), by endpoint.",
+	}, []string{"endpoint"})
+	connsRefused = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_admit_connections_refused_total",
+		Help: "Logins refused for a connection limit, by endpoint and limit (max: --max-connections, past the admins' reserve for others; user: --max-user-connections).",
+	}, []string{"endpoint", "limit"})
+	connsEvicted = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_admit_connections_evicted_total",
+		Help: "Connections still logging in that were closed to make room for a new one (--max-handshakes), by endpoint.",
+	}, []string{"endpoint"})
+)

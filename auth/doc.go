@@ -19,6 +19,19 @@
 // "authorization: Bearer <token>", and later calls send that header.
 // Handlers read the caller with [UserFromContext].
 //
+// A token is revoked before it expires by [Tokens.Revoke] (the console's
+// logout does): it goes on a [Revocations] list that [Tokens.Verify]
+// checks, so the token stops working on every endpoint at once. The list
+// is kept beside the token key's file ([RevocationsFileFor]), appended to
+// under a file lock and read back by every process that shares the key
+// within [DefaultRevocationRefresh], so replicas refuse each other's
+// logged-out tokens; an entry lasts as long as its token would have, and
+// one user's entries are bounded ([MaxRevokedPerUser]). A key given as
+// hex has no file, and its process keeps the list to itself. Short-lived,
+// refreshed console tokens were the other way: they were not chosen,
+// because a token logged out would still work until it expired, and
+// Flight clients hold the same tokens for their whole lifetime.
+//
 // The MySQL endpoint authenticates with [Store.VerifyNativePassword].
 //
 // A real server keeps its users in a users file ([ReadUsersFile],

@@ -41,13 +41,20 @@ type Tokens struct {
 type TokenOption func(*tokenConfig)
 
 type tokenConfig struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl     time.Duration
+	now     func() time.Time
+	revoked *Revocations
 }
 
 // WithTTL sets how long issued tokens stay valid. It must be positive; the
 // default is DefaultTokenTTL.
 func WithTTL(d time.Duration) TokenOption { return func(c *tokenConfig) { c.ttl = d } }
+
+// WithRevocations makes Verify refuse the tokens on r, and Revoke add
+// to it. Without it, Revoke keeps a list in memory of its own.
+func WithRevocations(r *Revocations) TokenOption {
+	return func(c *tokenConfig) { c.revoked = r }
+}
 
 // WithClock sets the clock used to stamp and check tokens, for tests.
 func WithClock(now func() time.Time) TokenOption { return func(c *tokenConfig) { c.now = now } }
@@ -78,6 +85,12 @@ func NewTokens(key []byte, users UserLookup, opts ...TokenOption) (*Tokens, erro
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new tokens: %w", err)
+	}
+	if cfg.revoked == nil {
+		var err error
+		if cfg.revoked, err = OpenRevocations("", WithRevocationClock(cfg.now)); err != nil {
+			return nil, fmt.Errorf("new tokens: %w", err)
+		}
 	}
 	return &Tokens{
 		key:   append([]byte(nil), key...),
@@ -160,9 +173,9 @@ func (t *Tokens) Issue(u User) (string, time.Time, error) {
 	return signed, claims.ExpiresAt.Time, nil
 }
 
-// Verify checks a token's signature, issuer and expiry, that its user
-// still exists and, over a Store, that the user's password has not changed
-// since. It returns the user as the store has it now, so a role
+// Verify checks a token's signature, issuer and expiry, that it was not
+// revoked (Revoke), that its user still exists and, over a Store, that
+// the user's password has not changed since. It returns the user as the store has it now, so a role
 // change takes effect on the next call. Errors wrap ErrTokenExpired or
 // ErrBadToken.
 func (t *Tokens) Verify(token string) (User, error) {
@@ -175,6 +188,8 @@ func (t *Tokens) Verify(token string) (User, error) {
 		return User{}, fmt.Errorf("%w: %w", ErrBadToken, err)
 	case claims.Subject == "":
 		return User{}, fmt.Errorf("%w: no subject", ErrBadToken)
+	case t.cfg.revoked.Revoked(claims.ID, claims.Subject, issuedAt(claims)):
+		return User{}, fmt.Errorf("%w: it was revoked (logged out)", ErrBadToken)
 	}
 	u, ok := t.users.Lookup(claims.Subject)
 	if !ok {
@@ -184,4 +199,29 @@ func (t *Tokens) Verify(token string) (User, error) {
 		return User{}, fmt.Errorf("%w: the password of user %q changed", ErrBadToken, claims.Subject)
 	}
 	return u, nil
+}
+
+// Revoke puts a token on the revocation list until it expires, so that
+// Verify refuses it from then on: in this process at once, and in the
+// replicas that share the list's file within its refresh interval (see
+// Revocations). A token that does not verify, or has expired, needs no
+// revoking.
+func (t *Tokens) Revoke(token string) error {
+	var claims tokenClaims
+	if _, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.key, nil }); err != nil {
+		return nil
+	}
+	if claims.ID == "" || claims.Subject == "" || claims.ExpiresAt == nil {
+		return nil
+	}
+	return t.cfg.revoked.revoke(claims.ID, claims.Subject, claims.ExpiresAt.Time, t.cfg.ttl)
+}
+
+// issuedAt is a token's issue time; zero, which every revocation of a
+// user's tokens covers, when it has none.
+func issuedAt(c tokenClaims) time.Time {
+	if c.IssuedAt == nil {
+		return time.Time{}
+	}
+	return c.IssuedAt.Time
 }

@@ -310,7 +310,7 @@ const pruneValue = 7
 func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, httpAddr string, wr lakeWritten, r *Report) error {
 	q := fmt.Sprintf("SELECT * FROM lake.quiver.%s WHERE part = %d", pruneSpec.name, pruneValue)
 	names := []string{"quiver_lake_scans_total", "quiver_lake_scan_files_total", "quiver_lake_scan_bytes_total", "quiver_lake_scan_snapshot_bytes_total"}
-	before, err := scrapeMetrics(ctx, httpAddr, names...)
+	before, err := scrapeMetrics(ctx, httpAddr, "", "", names...)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, htt
 	if err != nil {
 		return err
 	}
-	after, err := scrapeMetrics(ctx, httpAddr, names...)
+	after, err := scrapeMetrics(ctx, httpAddr, "", "", names...)
 	if err != nil {
 		return err
 	}
@@ -405,11 +405,15 @@ func probeEndpoints(ctx context.Context, c *client.Client, q string) (int, []str
 }
 
 // scrapeMetrics reads the named unlabelled metrics from a quiver server's
-// /metrics at addr; a metric it does not list is 0.
-func scrapeMetrics(ctx context.Context, addr string, names ...string) (map[string]float64, error) {
+// /metrics at addr, logged in as user (a server with users asks for a
+// login there); a metric it does not list is 0.
+func scrapeMetrics(ctx context.Context, addr, user, password string, names ...string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
 		return nil, err
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -90,14 +90,14 @@ quiver_lake_scans_total 4
 	}))
 	t.Cleanup(srv.Close)
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	got, err := scrapeMetrics(context.Background(), addr, "quiver_lake_scan_bytes_total", "quiver_lake_scans_total", "quiver_missing")
+	got, err := scrapeMetrics(context.Background(), addr, "", "", "quiver_lake_scan_bytes_total", "quiver_lake_scans_total", "quiver_missing")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got["quiver_lake_scan_bytes_total"] != 1234500 || got["quiver_lake_scans_total"] != 4 || got["quiver_missing"] != 0 {
 		t.Errorf("got %v", got)
 	}
-	if _, err := scrapeMetrics(context.Background(), addr+"/nope", "x"); err == nil {
+	if _, err := scrapeMetrics(context.Background(), addr+"/nope", "", "", "x"); err == nil {
 		t.Error("a 404: got no error")
 	}
 }

@@ -213,6 +213,8 @@ func (s *loadServer) goroutines(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// The server has users, so its /metrics asks for a login.
+	req.SetBasicAuth(loadUser, s.password)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("read server metrics: %w", err)

@@ -248,7 +248,7 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 	replicaBytes := func() ([]float64, error) {
 		out := make([]float64, len(rs))
 		for i, r := range rs {
-			m, err := scrapeMetrics(ctx, r.http, "quiver_flight_result_bytes_total")
+			m, err := scrapeMetrics(ctx, r.http, "bench", pw, "quiver_flight_result_bytes_total")
 			if err != nil {
 				return nil, fmt.Errorf("replica %d: %w", i, err)
 			}

@@ -42,7 +42,9 @@ type Options struct {
 	Live func() any
 	// Gatherer supplies the metrics; nil means Prometheus' default.
 	Gatherer prometheus.Gatherer
-	// SecureCookies marks the session cookie Secure (behind TLS).
+	// SecureCookies marks the session cookie Secure, so that a browser
+	// never sends it over plain HTTP: set it when the console is served
+	// over HTTPS (a request that came over TLS gets it anyway).
 	SecureCookies bool
 	Logger        *slog.Logger
 }

@@ -215,6 +215,10 @@ func TestConsole_LoginAndCSRF(t *testing.T) {
 		{"no token", map[string]string{}},
 		{"wrong token", map[string]string{"X-CSRF-Token": "0123456789abcdef0123456789abcdef"}},
 		{"cross-site", map[string]string{"X-CSRF-Token": p.csrf, "Sec-Fetch-Site": "cross-site"}},
+		// Browsers without Fetch Metadata still send Origin.
+		{"foreign origin", map[string]string{"X-CSRF-Token": p.csrf, "Origin": "http://evil.example"}},
+		{"foreign origin on the console's port", map[string]string{"X-CSRF-Token": p.csrf, "Origin": "http://evil.example:" + srv.HTTPAddr[strings.LastIndex(srv.HTTPAddr, ":")+1:]}},
+		{"opaque origin", map[string]string{"X-CSRF-Token": p.csrf, "Origin": "null"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.hdr["Content-Type"] = "application/json"
@@ -232,8 +236,14 @@ func TestConsole_LoginAndCSRF(t *testing.T) {
 		t.Fatalf("download without the CSRF field: %s", resp.Status)
 	}
 	resp.Body.Close()
-	if n, _ := readRows(t, p.post("/api/query", query{SQL: "SELECT count(*) FROM information_schema.tables WHERE table_name = 'csrf_victim'"})); n != 1 {
-		t.Fatal("count query")
+	if n, first := readRows(t, p.post("/api/query", query{SQL: "SELECT count(*) FROM information_schema.tables WHERE table_name = 'csrf_victim'"})); n != 1 || first[0] != "0" {
+		t.Fatalf("tables named csrf_victim: %v, want 0: every refused request must change nothing", first)
+	}
+	// The console's own page sends its own origin.
+	resp = p.do("POST", "/api/query", strings.NewReader(`{"sql":"SELECT 1"}`), map[string]string{
+		"Content-Type": "application/json", "X-CSRF-Token": p.csrf, "Origin": p.base, "Sec-Fetch-Site": "same-origin"})
+	if n, _ := readRows(t, resp); n != 1 {
+		t.Fatalf("a query from the console's own origin: %d rows", n)
 	}
 
 	// Logging out ends the session.

@@ -122,7 +122,9 @@ func (q *run) close() {
 // request's context: a closed request cancels it, and so does an admin
 // through /api/cancel.
 func (c *Console) start(r *http.Request, u auth.User, sql string) (q *run, err error) {
-	ctx, cancel := admit.Bound(r.Context(), "http", u.Name, c.opts.QueryTimeout, "the server's --query-timeout")
+	// The user rides along for the database's prepare hook, which refuses
+	// some statements before DuckDB prepares them.
+	ctx, cancel := admit.Bound(auth.ContextWithUser(r.Context(), u), "http", u.Name, c.opts.QueryTimeout, "the server's --query-timeout")
 	q = &run{ctx: ctx, done: []func(){cancel}, sql: sql, cls: c.opts.Classifier, outcome: "ok"}
 	defer func() {
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -70,16 +71,47 @@ func newKey() []byte {
 }
 
 // checkCSRF refuses a state-changing request without the session's CSRF
-// token, or sent from another site.
+// token, or sent from another site: by the browser's Sec-Fetch-Site, or,
+// for browsers that send none, by an Origin that names another host than
+// the request's.
 func (c *Console) checkCSRF(r *http.Request, token, got string) error {
 	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
 		return errors.New("refused: a request from another site (CSRF protection)")
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r) {
+		return fmt.Errorf("refused: a request from %q, another origin than this console's (CSRF protection)", origin)
 	}
 	want := c.csrfToken(token)
 	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return errors.New("missing or wrong CSRF token: reload the console and try again")
 	}
 	return nil
+}
+
+// sameOrigin reports whether an Origin header names the host the request
+// was sent to: its Host, or the X-Forwarded-Host a reverse proxy in front
+// of the console set (a page cannot set that header on a browser's
+// request). Browsers leave the scheme's default port out of Origin; so
+// may Host. An opaque origin ("null": a sandboxed frame, a redirect from
+// elsewhere) is never the console's.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	want := []string{r.Host}
+	for _, h := range r.Header.Values("X-Forwarded-Host") {
+		for _, v := range strings.Split(h, ",") {
+			want = append(want, strings.TrimSpace(v))
+		}
+	}
+	def := map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+	for _, h := range want {
+		if strings.EqualFold(strings.TrimSuffix(h, def), strings.TrimSuffix(u.Host, def)) {
+			return true
+		}
+	}
+	return false
 }
 
 // localOnly refuses, on a server without users, a client not on loopback
@@ -91,7 +123,7 @@ func localOnly(r *http.Request) error {
 		host = r.RemoteAddr
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("without users the console serves only loopback clients, not %s", host)
+		return fmt.Errorf("without users the HTTP port serves only loopback clients, not %s", host)
 	}
 	name := r.Host
 	if h, _, err := net.SplitHostPort(name); err == nil {
@@ -104,7 +136,7 @@ func localOnly(r *http.Request) error {
 	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("without users the console answers only requests for localhost or a loopback address, not %q", r.Host)
+	return fmt.Errorf("without users the HTTP port answers only requests for localhost or a loopback address, not %q", r.Host)
 }
 
 type sessionInfo struct {
@@ -155,15 +187,27 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", Expires: expires,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies || r.TLS != nil})
 	c.log.Info("console login", "user", u.Name, "peer", r.RemoteAddr)
 	role, csrf := u.Role.String(), c.csrfToken(token)
 	writeJSON(w, http.StatusOK, sessionInfo{Kind: c.opts.Kind, Auth: true, User: &u.Name, Role: &role, CSRF: &csrf})
 }
 
-func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, _ auth.User) {
+// handleLogout revokes the session's token, which Flight accepts as well,
+// on every endpoint and every replica that shares the token key's file
+// (auth.Revocations), and clears the cookie.
+func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, u auth.User) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", Expires: time.Unix(0, 0), MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.opts.SecureCookies || r.TLS != nil})
+	if ck, err := r.Cookie(cookieName); err == nil && c.opts.Tokens != nil {
+		if err := c.opts.Tokens.Revoke(ck.Value); err != nil {
+			c.log.Error("console logout: token not revoked", "user", u.Name, "err", err)
+			writeError(w, http.StatusInternalServerError, "internal",
+				"logged out here, but the session's token could not be revoked and stays valid until it expires: "+err.Error())
+			return
+		}
+	}
+	c.log.Info("console logout", "user", u.Name, "peer", r.RemoteAddr)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -12,6 +12,10 @@ type PrepareHook func(ctx context.Context, c *Conn, sql string) error
 // once, before the database is shared.
 func (d *DB) SetPrepareHook(h PrepareHook) { d.hook = h }
 
+// PrepareHook is the hook SetPrepareHook installed, or nil: a second hook
+// calls it, so that both run.
+func (d *DB) PrepareHook() PrepareHook { return d.hook }
+
 // runHook calls the database's hook unless c is already inside it.
 func (c *Conn) runHook(ctx context.Context, sql string) error {
 	h := c.db.hook

@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
+	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 )
 
@@ -56,13 +57,11 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 	if len(serverData) == 0 || serverData[len(serverData)-1] != 0 {
 		return nil, denied()
 	}
-	if max := n.srv.opts.MaxConnections; max > 0 {
-		if open := n.srv.sessionCount(); open > max {
-			connectionsRefused.Inc()
-			n.srv.log.Warn("mysql login refused: too many connections", logUser, user, logRemote, remote.String(), "open", open-1)
-			return nil, mysql.NewSQLError(mysql.ERConCount, mysql.SSUnknownSQLState,
-				"Too many connections: %d clients are connected (the server's --max-connections); close idle connections or retry later", max)
-		}
+	if n.srv.opts.RequireTLS && !c.TLSEnabled() {
+		authFailures.Inc()
+		n.srv.log.Warn("mysql login refused: no TLS", logUser, user, logRemote, remote.String())
+		return nil, mysql.NewSQLError(erSecureTransportRequired, mysql.SSUnknownSQLState,
+			"Connections using insecure transport are prohibited: this server requires TLS (quiver serve --mysql-require-tls); connect with TLS (mysql --ssl, or --ssl-mode=REQUIRED)")
 	}
 	u := auth.User{Name: user, Role: auth.RoleAdmin}
 	if u.Name == "" {
@@ -89,11 +88,31 @@ func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData,
 			g.Succeeded(guardProto, u.Name, host)
 		}
 	}
-	if sess := sessionOf(c); sess != nil {
-		if err := sess.login(u, host); err != nil {
-			n.srv.log.Warn("mysql login: no engine connection", logUser, u.Name, logErr, err)
-			return nil, sqlError(err)
+	// The connection limits count logged-in users, checked once the
+	// password has told who this is: the admins' reserve and the
+	// per-user bound depend on it.
+	release, err := n.srv.conns.Admit(u.Name, u.Role.IsAdmin())
+	if err != nil {
+		var ce *admit.ConnError
+		errors.As(err, &ce)
+		connectionsRefused.Inc()
+		n.srv.log.Warn("mysql login refused: too many connections", logUser, u.Name, logRemote, remote.String(), logErr, err)
+		if ce != nil && ce.PerUser {
+			return nil, mysql.NewSQLError(mysql.ERTooManyUserConnections, mysql.SSUnknownSQLState,
+				"User %s already has more than 'max_user_connections' active connections: %d, the server's --max-user-connections; close idle ones or retry later", u.Name, ce.Limit)
 		}
+		return nil, mysql.NewSQLError(mysql.ERConCount, mysql.SSUnknownSQLState,
+			"Too many connections: %v", err)
+	}
+	sess := sessionOf(c)
+	if sess == nil {
+		release()
+		return callerID(u.Name), nil
+	}
+	if err := sess.login(u, host, release); err != nil {
+		release()
+		n.srv.log.Warn("mysql login: no engine connection", logUser, u.Name, logErr, err)
+		return nil, sqlError(err)
 	}
 	return callerID(u.Name), nil
 }

@@ -195,3 +195,47 @@ func TestServer_UserChangesReachOpenSessions(t *testing.T) {
 		t.Errorf("rows: %d, %v; want 1", n, err)
 	}
 }
+
+// TestServer_RequireTLS: a server with TLS offered it but did not require
+// it, so mysql --skip-ssl logged in and queried in clear. With RequireTLS
+// a plaintext login is refused with error 3159 before its password is
+// checked, from the Go driver and from the mysql CLI, and a TLS login
+// still works.
+func TestServer_RequireTLS(t *testing.T) {
+	ca := authtest.NewCA(t)
+	certFile, keyFile := ca.WriteServerCert(t, t.TempDir())
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatalf("load certificate: %v", err)
+	}
+	ts := startServer(t, Options{Users: newUsers(t), RequireTLS: true, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	if err := mysqldriver.RegisterTLSConfig("mysqlwire-require", &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}); err != nil {
+		t.Fatalf("register TLS config: %v", err)
+	}
+	t.Run("go driver", func(t *testing.T) {
+		for _, pw := range []string{"s3cret pass", "wrong"} {
+			err := ts.openAs(t, "alice", pw, "", "tls=false").Ping()
+			var me *mysqldriver.MySQLError
+			if !errors.As(err, &me) || me.Number != 3159 || !strings.Contains(me.Message, "--mysql-require-tls") {
+				t.Errorf("a plaintext login (password %q): %v, want error 3159 naming --mysql-require-tls", pw, err)
+			}
+		}
+		var n int
+		if err := ts.openAs(t, "alice", "s3cret pass", "", "tls=mysqlwire-require").QueryRow("SELECT 42").Scan(&n); err != nil || n != 42 {
+			t.Errorf("a TLS login: %d, %v", n, err)
+		}
+	})
+	t.Run("mysql CLI", func(t *testing.T) {
+		out, stderr, err := mysqlCLI(t, ts, "alice", "s3cret pass", "--skip-ssl", "-e", "SELECT 'leaked'")
+		if err == nil || strings.Contains(out, "leaked") || !strings.Contains(stderr, "3159") {
+			t.Errorf("mysql --skip-ssl: %v, out %q, stderr %q; want ERROR 3159", err, out, stderr)
+		}
+		out, stderr, err = mysqlCLI(t, ts, "alice", "s3cret pass", "--ssl", "--ssl-ca="+ca.CertFile, "-e", "SELECT CURRENT_USER()")
+		if err != nil || out != "CURRENT_USER()\nalice@%\n" {
+			t.Errorf("mysql --ssl: %q, %v, %s", out, err, stderr)
+		}
+	})
+	if _, err := New(ts.db, Options{RequireTLS: true}); err == nil {
+		t.Error("RequireTLS without a TLS configuration: got no error")
+	}
+}

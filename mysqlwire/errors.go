@@ -15,22 +15,25 @@ var ErrServerClosed = errors.New("mysqlwire: server closed")
 
 // MySQL error numbers the vitess package has no name for.
 const (
-	erTruncatedWrongValue   = 1292
-	erWarnDataOutOfRange    = 1264
-	erDivisionByZero        = 1365
-	erMaxPreparedStmtCount  = 1461
-	erUnknownStmtHandler    = 1243
-	erNoReferencedRow       = 1452
-	erOutOfResources        = 1041
-	sqlStateSyntax          = "42000"
-	sqlStateNoSuchTable     = "42S02"
-	sqlStateTableExists     = "42S01"
-	sqlStateBadField        = "42S22"
-	sqlStateIntegrity       = "23000"
-	sqlStateInvalidDatetime = "22007"
-	sqlStateOutOfRange      = "22003"
-	sqlStateDivisionByZero  = "22012"
-	sqlStateTransaction     = "25000"
+	erTruncatedWrongValue  = 1292
+	erWarnDataOutOfRange   = 1264
+	erDivisionByZero       = 1365
+	erMaxPreparedStmtCount = 1461
+	erUnknownStmtHandler   = 1243
+	erNoReferencedRow      = 1452
+	erOutOfResources       = 1041
+	// erSecureTransportRequired is MySQL's answer to a plaintext login
+	// under require_secure_transport.
+	erSecureTransportRequired = 3159
+	sqlStateSyntax            = "42000"
+	sqlStateNoSuchTable       = "42S02"
+	sqlStateTableExists       = "42S01"
+	sqlStateBadField          = "42S22"
+	sqlStateIntegrity         = "23000"
+	sqlStateInvalidDatetime   = "22007"
+	sqlStateOutOfRange        = "22003"
+	sqlStateDivisionByZero    = "22012"
+	sqlStateTransaction       = "25000"
 )
 
 // sqlError turns an error from the engine (or from the endpoint itself) into

@@ -18,7 +18,7 @@ var (
 	})
 	connectionsRefused = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_mysql_connections_refused_total",
-		Help: "MySQL logins refused with error 1040 because --max-connections clients were connected.",
+		Help: "MySQL logins refused for a connection limit: error 1040 (--max-connections) or 1203 (--max-user-connections).",
 	})
 	authFailures = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_mysql_auth_failures_total",

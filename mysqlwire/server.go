@@ -48,8 +48,13 @@ type Options struct {
 	ServerVersion string
 	// TLSConfig, when set, lets clients switch to TLS after the greeting.
 	TLSConfig *tls.Config
+	// RequireTLS refuses a login that did not switch to TLS, before its
+	// password is checked, as MySQL's require_secure_transport does:
+	// mysql_native_password keeps the password off the wire, but not the
+	// statements and results that follow. It needs TLSConfig.
+	RequireTLS bool
 	// HandshakeTimeout bounds the time from accepting a connection to a
-	// successful login; the default is 10 s.
+	// successful login; the default is 5 s.
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection that sends no command for this long,
 	// like MySQL's wait_timeout; the default is 8 h.
@@ -72,8 +77,16 @@ type Options struct {
 	// raise it. Zero: no bound.
 	QueryTimeout time.Duration
 	// MaxConnections refuses a login, with error 1040, while this many
-	// clients are connected. Zero: no limit.
-	MaxConnections int
+	// clients are logged in; the last AdminReservedConnections of them
+	// only admins may take. MaxUserConnections refuses one user's login
+	// past that many of theirs, admins' excepted, with error 1203.
+	// MaxPendingConnections bounds the connections still logging in,
+	// which do not count against MaxConnections: past it, the oldest of
+	// them is closed (admit.ConnLimits). Zero: no limit.
+	MaxConnections           int
+	AdminReservedConnections int
+	MaxUserConnections       int
+	MaxPendingConnections    int
 }
 
 const defaultServerVersion = "8.0.33-quiver"
@@ -89,7 +102,7 @@ func (o *Options) setDefaults() {
 		o.ServerVersion = defaultServerVersion
 	}
 	if o.HandshakeTimeout <= 0 {
-		o.HandshakeTimeout = 10 * time.Second
+		o.HandshakeTimeout = 5 * time.Second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 8 * time.Hour
@@ -113,6 +126,7 @@ type Server struct {
 	duckSettings   map[string]bool // DuckDB's own setting names, for SET
 	versionComment string
 	questions      atomic.Int64
+	conns          *admit.Conns
 
 	mu        sync.Mutex
 	sessions  map[uint32]*session
@@ -139,6 +153,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	if db == nil {
 		return nil, errors.New("new mysql server: nil database")
 	}
+	if opts.RequireTLS && opts.TLSConfig == nil {
+		return nil, errors.New("new mysql server: TLS is required but there is no TLS configuration")
+	}
 	opts.setDefaults()
 	s := &Server{
 		db:       db,
@@ -146,6 +163,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		log:      opts.Logger.With("component", "mysql"),
 		started:  time.Now(),
 		sessions: make(map[uint32]*session),
+		conns: admit.NewConns("mysql", admit.ConnLimits{Max: opts.MaxConnections, AdminReserved: opts.AdminReservedConnections,
+			PerUser: opts.MaxUserConnections, MaxPending: opts.MaxPendingConnections}),
 	}
 	if err := s.loadEngineInfo(); err != nil {
 		return nil, fmt.Errorf("new mysql server: %w", err)
@@ -367,7 +386,11 @@ func (a *acceptor) Accept() (net.Conn, error) {
 		c, err := a.Listener.Accept()
 		if err == nil {
 			connectionsTotal.Inc()
-			return newTimeoutConn(&meteredConn{Conn: c}, a.srv.opts), nil
+			tc := newTimeoutConn(&meteredConn{Conn: c}, a.srv.opts)
+			// Until it logs in it counts against the pending pool, which
+			// closes the oldest idle one to make room for a new client.
+			tc.pending = a.srv.conns.Pend(func() { c.Close() })
+			return tc, nil
 		}
 		if errors.Is(err, net.ErrClosed) || !transientAcceptError(err) {
 			a.err = err
@@ -398,6 +421,7 @@ type timeoutConn struct {
 	net.Conn
 	idle, write time.Duration
 	authed      atomic.Bool
+	pending     *admit.Pending // the place in the pending pool until login
 
 	mu       sync.Mutex
 	draining bool
@@ -428,10 +452,19 @@ func (c *timeoutConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// authenticated ends the handshake deadline.
+// authenticated ends the handshake deadline, and the connection's place
+// in the pending pool.
 func (c *timeoutConn) authenticated() {
 	c.authed.Store(true)
 	c.Conn.SetDeadline(time.Time{})
+	c.pending.Done()
+}
+
+// Close closes the connection and gives up its place in the pending
+// pool, if it still has one.
+func (c *timeoutConn) Close() error {
+	c.pending.Done()
+	return c.Conn.Close()
 }
 
 // drain makes the connection end at its next read, and wakes a read that

@@ -57,6 +57,8 @@ type session struct {
 
 	qmu     sync.Mutex         // guards qcancel, and user and host for other goroutines
 	qcancel context.CancelFunc // cancels the running statement (KILL QUERY)
+
+	release func() // gives the login's connection slot back (admit.Conns); nil before login
 }
 
 func newSession(srv *Server, c *mysql.Conn) *session {
@@ -84,12 +86,12 @@ func sessionOf(c *mysql.Conn) *session {
 // login records the authenticated user, takes the session's engine
 // connection and ends the handshake deadline. It runs on the connection's
 // goroutine before any command.
-func (s *session) login(u auth.User, host string) error {
+func (s *session) login(u auth.User, host string, release func()) error {
 	conn, err := s.srv.db.Conn(s.ctx)
 	if err != nil {
 		return err
 	}
-	s.conn = conn
+	s.conn, s.release = conn, release
 	s.holds = s.srv.opts.Holds.Session(u.Name)
 	s.qmu.Lock()
 	s.user, s.host = u, host
@@ -172,6 +174,9 @@ func (s *session) statementContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.qmu.Lock()
 	s.qcancel = cancel
+	// The user rides along for the database's prepare hook, which
+	// refuses some statements before DuckDB prepares them.
+	ctx = auth.ContextWithUser(ctx, s.user)
 	s.qmu.Unlock()
 	return ctx, func() {
 		s.qmu.Lock()
@@ -217,6 +222,9 @@ func (s *session) close() {
 	defer s.mu.Unlock()
 	s.closeStatements()
 	s.releaseConn()
+	if s.release != nil {
+		s.release()
+	}
 	s.srv.removeSession(s)
 }
 

@@ -258,8 +258,8 @@ func TestServer_QueryTimeout(t *testing.T) {
 }
 
 // TestServer_MaxConnections checks that MySQL logins past
-// --max-connections get error 1040, and Flight connections past it are
-// closed, while the connections already open keep working.
+// --max-connections get error 1040, and Flight logins past it
+// RESOURCE_EXHAUSTED, while the connections already open keep working.
 func TestServer_MaxConnections(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{MySQLAddr: "127.0.0.1:0",
 		Limits: server.Limits{MaxConnections: 2, Memory: 1 << 30}})
@@ -295,8 +295,8 @@ func TestServer_MaxConnections(t *testing.T) {
 		flights = append(flights, c)
 	}
 	third := testutil.Dial(t, srv, client.Config{})
-	if _, err := third.Exec(ctx, "SELECT 1"); status.Code(err) != codes.Unavailable {
-		t.Errorf("a third Flight connection: %v, want UNAVAILABLE", err)
+	if _, err := third.Exec(ctx, "SELECT 1"); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-connections") {
+		t.Errorf("a third Flight connection: %v, want RESOURCE_EXHAUSTED naming --max-connections", err)
 	}
 	for i, c := range flights {
 		if _, err := c.Exec(ctx, fmt.Sprintf("SELECT %d", i)); err != nil {

@@ -625,3 +625,76 @@ var (
 		Help: "Bytes of exports uploaded to an s3:// export root.",
 	})
 )
+
+// DuckDB creates the directory of an EXPORT DATABASE when it binds the
+// statement, that is when it is prepared, before the role check (which
+// reads the prepared statement's type) can refuse it: a read-only user's
+// refused EXPORT left its directory behind, under the export root or
+// anywhere else DuckDB may write. So the prepare hook refuses an EXPORT
+// from a user who is not an admin before DuckDB sees the text.
+//
+// The check reads the text with the export parser's lexer and looks for
+// the keywords EXPORT DATABASE anywhere outside strings, names and
+// comments, inside an EXPLAIN or a script too. It can only refuse more
+// than the role check would (a query naming a column export and aliasing
+// it database, without AS); the role check after prepare stays the one
+// that decides everything else.
+
+// prepareHook returns the database's prepare hook: the early EXPORT
+// check, then next (the lake's hook, or nil).
+func (sec *security) prepareHook(next engine.PrepareHook) engine.PrepareHook {
+	return func(ctx context.Context, c *engine.Conn, sql string) error {
+		if err := sec.refuseEarlyExport(ctx, sql); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(ctx, c, sql)
+		}
+		return nil
+	}
+}
+
+// refuseEarlyExport refuses, for a caller who is not an admin, SQL that
+// holds an EXPORT DATABASE statement. The caller is the user the endpoint
+// put in ctx; statements without one are the server's own.
+func (sec *security) refuseEarlyExport(ctx context.Context, sql string) error {
+	u, ok := auth.UserFromContext(ctx)
+	if !ok || u.Role.IsAdmin() || !containsFold(sql, "export") {
+		return nil
+	}
+	if !holdsExportDatabase(sql) {
+		return nil
+	}
+	denied := &auth.DeniedError{User: u, Statement: "EXPORT", Need: auth.AccessAdmin}
+	sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", "EXPORT", "need", auth.AccessAdmin.String(), "endpoint", "before prepare")
+	return &engine.Error{Kind: engine.KindPermission, Msg: denied.Error()}
+}
+
+// holdsExportDatabase reports whether sql has the keywords EXPORT
+// DATABASE in a row. SQL the lexer cannot read counts as holding them:
+// DuckDB would most likely refuse it as well, and if not, a user who is
+// not an admin may not run an EXPORT anyway.
+func holdsExportDatabase(sql string) bool {
+	toks, err := lexSQL(sql)
+	if err != nil {
+		return true
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].kind == tokIdent && strings.EqualFold(toks[i].text, "EXPORT") &&
+			toks[i+1].kind == tokIdent && strings.EqualFold(toks[i+1].text, "DATABASE") {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s holds the lowercase ASCII word w in any
+// case, without allocating: most SQL holds no "export" at all.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func startExportServer(t *testing.T, root, external bool) *exportEnv {
 		t.Fatal(err)
 	}
 	cfg := server.Config{
-		DB: filepath.Join(dir, "db", "q.duckdb"), MySQLAddr: "127.0.0.1:0", ExternalAccess: external,
+		DB: filepath.Join(dir, "db", "q.duckdb"), MySQLAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", ExternalAccess: external,
 		Security: server.Security{Users: exportUsers, AuditLog: slog.New(slog.NewTextHandler(env.audit, nil))},
 	}
 	if root {
@@ -354,6 +355,66 @@ func TestExport_Refused(t *testing.T) {
 	}
 	if n := strings.Count(env.audit.String(), "msg=\"export refused\""); n == 0 {
 		t.Errorf("audit log has no refused exports:\n%s", env.audit.String())
+	}
+}
+
+// TestExport_DatabaseRefusedLeavesNothing: DuckDB makes an EXPORT
+// DATABASE's directory when it prepares the statement, so a refused one
+// left its directory behind. As the readwrite and readonly users, on every
+// endpoint, an EXPORT DATABASE (alone, explained, at the end of a script)
+// is refused and leaves no directory, under the export root or, with
+// DuckDB's sandbox off, anywhere; the admin's still runs.
+func TestExport_DatabaseRefusedLeavesNothing(t *testing.T) {
+	for _, external := range []bool{false, true} {
+		env := startExportServer(t, true, external)
+		paths := append(exportPaths[:len(exportPaths):len(exportPaths)], exportPath{"console", func(t *testing.T, env *exportEnv, u server.UserSpec, sql string) (int64, error) {
+			c := newConsoleClient(t, env.srv, nil)
+			c.login(u.Name, u.Password)
+			if code, msg := c.exec(sql); code != http.StatusOK {
+				return 0, fmt.Errorf("%d %s", code, msg)
+			}
+			return 0, nil
+		}, func(err error) bool { return strings.HasPrefix(err.Error(), "403 denied: ") }})
+		forms := []struct{ name, sql string }{
+			{"alone", "EXPORT DATABASE '%s'"},
+			{"lower case, with a comment", "/* x */ export  database '%s' (FORMAT parquet)"},
+			{"explained", "EXPLAIN EXPORT DATABASE '%s'"},
+			{"in a script", "SELECT 1; EXPORT DATABASE '%s'"},
+		}
+		for _, p := range paths {
+			for _, u := range exportUsers[1:] {
+				for i, f := range forms {
+					if f.name == "in a script" && p.name != "flight" && p.name != "console" {
+						continue // a prepared statement is one statement; MySQL's scripts are split by vitess
+					}
+					t.Run(fmt.Sprintf("external=%v/%s/%s/%s", external, p.name, u.Name, f.name), func(t *testing.T) {
+						dirs := []string{filepath.Join(env.root, fmt.Sprintf("x-%s-%s-%d", p.name, u.Name, i))}
+						if external {
+							dirs = append(dirs, filepath.Join(env.outside, fmt.Sprintf("x-%s-%s-%d", p.name, u.Name, i)))
+						}
+						for _, dir := range dirs {
+							q := fmt.Sprintf(f.sql, dir)
+							_, err := p.run(t, env, u, q)
+							if err == nil || !p.denied(err) {
+								t.Errorf("%s as %s: %v; want it refused for the role", q, u.Name, err)
+							}
+							if _, err := os.Lstat(dir); err == nil {
+								t.Errorf("%s as %s left its directory behind", q, u.Name)
+							}
+						}
+					})
+				}
+			}
+		}
+		t.Run(fmt.Sprintf("external=%v/admin", external), func(t *testing.T) {
+			dir := filepath.Join(env.root, "by-admin")
+			if _, err := exportPaths[0].run(t, env, exportUsers[0], "EXPORT DATABASE '"+dir+"'"); err != nil {
+				t.Fatalf("the admin's EXPORT DATABASE: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "schema.sql")); err != nil {
+				t.Errorf("the admin's export: %v", err)
+			}
+		})
 	}
 }
 

@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,10 +32,24 @@ type Limits struct {
 	// may lower it, never raise it (Flight's query_timeout option,
 	// MySQL's max_execution_time). Default: none.
 	QueryTimeout time.Duration
-	// MaxConnections bounds the client connections of each endpoint:
-	// Flight's are closed at once past it, MySQL's refused with error
-	// 1040. Default 4096.
+	// MaxConnections bounds the logged-in client connections of each
+	// endpoint (conns.go): past it a login is refused, over Flight with
+	// RESOURCE_EXHAUSTED, over MySQL with error 1040. Default 4096.
 	MaxConnections int
+	// AdminReservedConnections of them only admins may take, so that an
+	// admin can always log in. Zero: DefaultAdminReserved, at most half
+	// of MaxConnections; negative: none.
+	AdminReservedConnections int
+	// MaxUserConnections bounds one user's connections per endpoint,
+	// admins' excepted. Zero: half of what the admins' reserve leaves.
+	MaxUserConnections int
+	// MaxHandshakes bounds the connections of each endpoint still
+	// logging in, which do not count against MaxConnections; past it the
+	// oldest is closed. Zero: as many as MaxConnections.
+	MaxHandshakes int
+	// HandshakeTimeout closes a connection that has not logged in this
+	// long after it was accepted. Zero: DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
 	// IdleTimeout closes Flight connections that make no call, and MySQL
 	// connections that send no command, for this long; Flight's idle
 	// prepared statements go too. Default: 30 minutes for Flight, 8 hours
@@ -75,6 +87,7 @@ func (s *Server) admission() error {
 	if l.MaxConnections <= 0 {
 		l.MaxConnections = DefaultMaxConnections
 	}
+	l.connDefaults()
 	if l.Memory <= 0 {
 		m, err := admit.DefaultBudget()
 		if err != nil {
@@ -184,50 +197,6 @@ var (
 	})
 	flightConnsRefused = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_flight_connections_refused_total",
-		Help: "Flight connections closed at once because --max-connections were open.",
+		Help: "Flight calls refused because their connection's login was past a connection limit (--max-connections, --max-user-connections).",
 	})
 )
-
-// limitListener closes connections past max at once, rather than letting
-// them queue in the kernel: the client sees the connection close and may
-// retry another replica.
-type limitListener struct {
-	net.Listener
-	max  int64
-	open atomic.Int64
-	log  func(open int64)
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if n := l.open.Add(1); n > l.max {
-			l.open.Add(-1)
-			flightConnsRefused.Inc()
-			if l.log != nil {
-				l.log(n - 1)
-			}
-			c.Close()
-			continue
-		}
-		flightConnsOpen.Inc()
-		return &countedConn{Conn: c, l: l}, nil
-	}
-}
-
-type countedConn struct {
-	net.Conn
-	l    *limitListener
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() {
-		c.l.open.Add(-1)
-		flightConnsOpen.Dec()
-	})
-	return c.Conn.Close()
-}

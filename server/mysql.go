@@ -22,12 +22,14 @@ func (s *Server) startMySQL(_ context.Context, sec *security) error {
 	opts := mysqlwire.Options{Logger: s.log, Users: sec.users,
 		Authorize:  func(u auth.User, st *engine.Stmt) error { return sec.authorizeUser(u, st, "mysql") },
 		Admission:  s.Admission,
-		Classifier: s.Classifier, Holds: s.Holds, QueryTimeout: lim.QueryTimeout, MaxConnections: lim.MaxConnections,
-		IdleTimeout: lim.IdleTimeout}
-	// MySQL clients get TLS too, unless it would demand client
-	// certificates they do not have.
-	if sec.tls != nil && s.cfg.Security.TLSClientCA == "" {
-		opts.TLSConfig = sec.tls
+		Classifier: s.Classifier, Holds: s.Holds, QueryTimeout: lim.QueryTimeout, IdleTimeout: lim.IdleTimeout,
+		MaxConnections: lim.MaxConnections, AdminReservedConnections: lim.AdminReservedConnections,
+		MaxUserConnections: lim.MaxUserConnections, MaxPendingConnections: lim.MaxHandshakes, HandshakeTimeout: lim.HandshakeTimeout}
+	// MySQL clients get TLS too, a client certificate checked only when
+	// one is given, and must use it unless the operator allowed
+	// plaintext.
+	if opts.TLSConfig = sec.passwordTLS(); opts.TLSConfig != nil {
+		opts.RequireTLS = !s.cfg.Security.MySQLAllowPlaintext
 	}
 	my, err := mysqlwire.New(s.DB, opts)
 	if err != nil {

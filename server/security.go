@@ -36,9 +36,17 @@ type Security struct {
 	// statements refused for their role. Nil: the server's logger with
 	// the attribute audit=true.
 	AuditLog *slog.Logger
-	// TLSCert and TLSKey enable TLS on the Flight port; TLSClientCA
-	// additionally requires client certificates signed by it (mTLS).
+	// TLSCert and TLSKey enable TLS on every port: Flight, MySQL (see
+	// MySQLAllowPlaintext) and HTTP, which then serves HTTPS only.
+	// TLSClientCA additionally requires client certificates signed by it
+	// on the Flight port (mTLS); the MySQL and HTTP ports, whose clients
+	// log in with a password, check a client certificate only when one is
+	// given.
 	TLSCert, TLSKey, TLSClientCA string
+	// MySQLAllowPlaintext lets MySQL clients log in without TLS on a
+	// server with TLS (--mysql-require-tls=false); by default they must
+	// switch to it.
+	MySQLAllowPlaintext bool
 	// TokenKey is the hex bearer-token signing key. Empty: a key file next
 	// to the database, created on first start, so tokens survive restarts.
 	TokenKey string
@@ -100,7 +108,7 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 		s.log.Info("user configured", "user", u.Name, "role", u.Role.String())
 	}
 	if sec.users.Len() == 0 {
-		for _, addr := range []string{cfg.FlightAddr, cfg.MySQLAddr, cfg.HTTPAddr} {
+		for _, addr := range []string{cfg.FlightAddr, cfg.MySQLAddr, cfg.HTTPAddr, cfg.MetricsAddr} {
 			if addr == "" {
 				continue
 			}
@@ -109,12 +117,18 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 			}
 		}
 	}
-	key, err := tokenKey(cfg)
+	key, keyFile, err := tokenKey(cfg)
 	if err != nil {
 		return nil, err
 	}
 	sec.ticketKey = auth.DeriveKey(key, TicketKeyPurpose)
-	var topts []auth.TokenOption
+	// Logouts are kept next to the key, so replicas given the same key
+	// file refuse each other's logged-out tokens.
+	revoked, err := auth.OpenRevocations(auth.RevocationsFileFor(keyFile))
+	if err != nil {
+		return nil, err
+	}
+	topts := []auth.TokenOption{auth.WithRevocations(revoked)}
 	if cfg.Security.TokenTTL > 0 {
 		topts = append(topts, auth.WithTTL(cfg.Security.TokenTTL))
 	}
@@ -136,18 +150,25 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 	return sec, nil
 }
 
-func tokenKey(cfg Config) ([]byte, error) {
+// tokenKey returns the token signing key and the file it is kept in, if
+// any.
+func tokenKey(cfg Config) (key []byte, file string, err error) {
 	switch {
 	case cfg.Security.TokenKey != "" && cfg.Security.TokenKeyFile != "":
-		return nil, fmt.Errorf("give --token-key or --token-key-file, not both")
+		return nil, "", fmt.Errorf("give --token-key or --token-key-file, not both")
 	case cfg.Security.TokenKey != "":
-		return auth.ParseKey(cfg.Security.TokenKey)
+		key, err = auth.ParseKey(cfg.Security.TokenKey)
+		return key, "", err
 	case cfg.Security.TokenKeyFile != "":
-		return auth.LoadOrCreateKey(cfg.Security.TokenKeyFile)
+		file = cfg.Security.TokenKeyFile
 	case cfg.DB == "" || cfg.DB == ":memory:":
-		return auth.NewKey()
+		key, err = auth.NewKey()
+		return key, "", err
+	default:
+		file = auth.KeyFileFor(cfg.DB)
 	}
-	return auth.LoadOrCreateKey(auth.KeyFileFor(cfg.DB))
+	key, err = auth.LoadOrCreateKey(file)
+	return key, file, err
 }
 
 func (sec *security) grpcOptions() []grpc.ServerOption {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
@@ -70,6 +71,10 @@ type Config struct {
 	// ExportS3 reaches an s3:// export root; when it is zero and the lake
 	// is on S3, the lake's settings are used.
 	ExportS3 lakeice.S3Config
+	// MetricsAddr, when set, serves /metrics on a listener of its own
+	// without login, for scrapers on a private interface; the HTTP port's
+	// /metrics needs a login whenever the server has users.
+	MetricsAddr string
 }
 
 // Server is a running quiver.
@@ -90,9 +95,10 @@ type Server struct {
 	Holds *admit.Holds
 	idle  idleFree
 
-	FlightAddr string
-	MySQLAddr  string
-	HTTPAddr   string
+	FlightAddr  string
+	MySQLAddr   string
+	HTTPAddr    string
+	MetricsAddr string
 
 	sec   *security
 	stops []namedStop
@@ -168,6 +174,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 
+	// After the lake's: the early checks run first, then the lake's hook.
+	s.DB.SetPrepareHook(sec.prepareHook(s.DB.PrepareHook()))
+
 	if err := s.startFlight(sec); err != nil {
 		return nil, err
 	}
@@ -181,6 +190,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	if cfg.MetricsAddr != "" {
+		if err := s.startMetrics(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -191,9 +205,8 @@ func (s *Server) startFlight(sec *security) error {
 	}
 	s.FlightAddr = ln.Addr().String()
 	lim := s.cfg.Limits
-	ln = &limitListener{Listener: ln, max: int64(lim.MaxConnections), log: func(open int64) {
-		s.log.Warn("flight connection closed: too many connections", "open", open, "max_connections", lim.MaxConnections)
-	}}
+	cl := newConnListener(ln, lim, s.log)
+	ln = cl
 	s.Flight, err = flightsql.New(s.DB, flightsql.Options{
 		Admission:          s.Admission,
 		Classifier:         s.Classifier,
@@ -203,8 +216,8 @@ func (s *Server) startFlight(sec *security) error {
 		TxnIdleTimeout:     lim.TxnIdleTimeout,
 		Logger:             s.log,
 		ServerOptions:      sec.grpcOptions(),
-		UnaryInterceptors:  sec.unary,
-		StreamInterceptors: sec.stream,
+		UnaryInterceptors:  append(append([]grpc.UnaryServerInterceptor{cl.enterUnary}, sec.unary...), cl.unary),
+		StreamInterceptors: append(append([]grpc.StreamServerInterceptor{cl.enterStream}, sec.stream...), cl.stream),
 		Authorize:          sec.authorize,
 		WrapService:        sec.wrap,
 		Compression:        s.cfg.Compression,
@@ -230,14 +243,15 @@ func (s *Server) startHTTP() error {
 	}
 	con, err := console.New(console.Options{Kind: console.KindServe, DB: s.DB, Users: s.sec.users, Tokens: s.sec.tokens,
 		Authorize: func(u auth.User, st *engine.Stmt) error { return s.sec.authorizeUser(u, st, "http") },
-		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log})
+		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log,
+		SecureCookies: s.sec.tls != nil})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", con)
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", con.Protect(promhttp.Handler()))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.DB.Conn(r.Context())
 		if err != nil {
@@ -254,7 +268,7 @@ func (s *Server) startHTTP() error {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.HTTPAddr = ln.Addr().String()
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.sec.serveHTTP(hs, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.errc <- fmt.Errorf("serve http: %w", err)
 		}
 	}()

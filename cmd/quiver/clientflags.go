@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,6 +75,12 @@ func (f *clientFlags) config() (client.Config, error) {
 // gRPC's framing, and what to do about it. what names the action ("load
 // into t").
 func (f *clientFlags) serverError(what string, err error) error {
+	return f.statementError(what, "", err)
+}
+
+// statementError is serverError for a call that ran sql, whose kind
+// (COPY … TO, say) makes some hints fit better than others.
+func (f *clientFlags) statementError(what, sql string, err error) error {
 	// The innermost status carries the server's message alone.
 	var se interface{ GRPCStatus() *status.Status }
 	if !errors.As(err, &se) {
@@ -86,7 +94,7 @@ func (f *clientFlags) serverError(what string, err error) error {
 	case codes.Unauthenticated:
 		hint = "check --user and --password (or QUIVER_USER and QUIVER_PASSWORD)"
 	case codes.PermissionDenied:
-		hint = "use a read-write or admin user"
+		hint = permissionHint(st.Message(), sql)
 	case codes.DeadlineExceeded, codes.Canceled:
 		hint = "it was interrupted; run it again"
 	case codes.ResourceExhausted:
@@ -96,4 +104,50 @@ func (f *clientFlags) serverError(what string, err error) error {
 		return fmt.Errorf("%s: %s", what, st.Message())
 	}
 	return fmt.Errorf("%s: %s; %s", what, st.Message(), hint)
+}
+
+// roleNeeded finds the role a refusal names: quiver's role check says
+// "(they need the admin role)", an export's "needs the readwrite role".
+var roleNeeded = regexp.MustCompile(`\bneeds? the (admin|readwrite) role\b`)
+
+// permissionHint is what to do about a refusal, given the server's
+// message: another role only where one would help. DuckDB's own
+// refusals to reach files (its external access is off) hold for every
+// user, so they get a way around instead: an export root, or files moved
+// by the client. Other refusals (a lake table is read-only, an export
+// target outside the root) say what to do themselves.
+func permissionHint(msg, sql string) string {
+	if m := roleNeeded.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("log in as a user with the %s role (--user, or QUIVER_USER)", m[1])
+	}
+	if !strings.Contains(msg, "disabled by configuration") && !strings.Contains(msg, "disabled through configuration") &&
+		!strings.Contains(msg, "external access") && !strings.Contains(msg, "enable_external_access") {
+		return ""
+	}
+	const none = "the server lets no user, whatever the role, reach files outside its own directories"
+	switch copyDirection(sql) {
+	case "TO":
+		return none + "; write the result under the server's --export-root (quiver serve --export-root DIR, then COPY … TO 'DIR/file'), or to this machine with quiver query -o FILE"
+	case "FROM":
+		return none + "; load files from this machine with quiver load FILE --table T"
+	}
+	return none + "; load files from this machine with quiver load FILE --table T, and save results to it with quiver query -o FILE"
+}
+
+// copyDirection is "TO" or "FROM" for a COPY statement, judged from its
+// words (for a hint, not for a check), and "" for anything else.
+func copyDirection(sql string) string {
+	words := strings.Fields(strings.ToUpper(sql))
+	switch {
+	case len(words) < 2 || words[0] != "COPY":
+		return ""
+	case strings.HasPrefix(words[1], "("):
+		return "TO" // COPY (query) TO …: a query is only copied out
+	}
+	for _, w := range words[1:] {
+		if w == "TO" || w == "FROM" {
+			return w
+		}
+	}
+	return ""
 }

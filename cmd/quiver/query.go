@@ -114,7 +114,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	defer c.Close()
 	res, err := c.Query(ctx, sql)
 	if err != nil {
-		return cf.serverError("query", err)
+		return cf.statementError("query", sql, err)
 	}
 	defer res.Release()
 
@@ -126,7 +126,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	src.prog.finish()
 	if rerr := res.Err(); rerr != nil {
-		return cf.serverError("fetch results", rerr)
+		return cf.statementError("fetch results", sql, rerr)
 	}
 	if err != nil {
 		if errors.Is(err, filesio.ErrMemory) {

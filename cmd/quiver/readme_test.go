@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"os"
@@ -101,6 +102,18 @@ func TestReadme_ServeRolesAsWritten(t *testing.T) {
 	})
 
 	flightAddr := "127.0.0.1:" + srv.FlightAddr[strings.LastIndex(srv.FlightAddr, ":")+1:]
+	if err := mysql.RegisterTLSConfig("readme-roles", &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := sql.Open("mysql", "bi:r3ad@tcp("+srv.MySQLAddr+")/main?tls=false"); err != nil {
+		t.Fatal(err)
+	} else {
+		var me *mysql.MySQLError
+		if err := db.Ping(); !errors.As(err, &me) || me.Number != 3159 {
+			t.Errorf("a plaintext MySQL login: %v, want error 3159 (TLS required)", err)
+		}
+		db.Close()
+	}
 	users := []struct {
 		name, password string
 		create         bool // may CREATE TABLE
@@ -131,7 +144,8 @@ func TestReadme_ServeRolesAsWritten(t *testing.T) {
 				r.Release()
 			}
 
-			db, err := sql.Open("mysql", u.name+":"+u.password+"@tcp("+srv.MySQLAddr+")/main")
+			// With --tls-cert, MySQL logins must use TLS.
+			db, err := sql.Open("mysql", u.name+":"+u.password+"@tcp("+srv.MySQLAddr+")/main?tls=readme-roles")
 			if err != nil {
 				t.Fatal(err)
 			}

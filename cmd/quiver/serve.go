@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,7 +112,34 @@ type serveFlags struct {
 	// paramBytes, sessionParamBytes and userParamBytes are the
 	// --max-*param-bytes sizes, read by admit.ParseBytes.
 	paramBytes, sessionParamBytes, userParamBytes string
+	// adminReserved is --admin-reserved-connections; 0 means none.
+	adminReserved int
+	// mysqlTLS is --mysql-require-tls, whose default follows --tls-cert.
+	mysqlTLS optionalBool
 }
+
+// optionalBool is a boolean flag that knows whether it was given, for a
+// default that depends on other flags.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false, not %q", s)
+	}
+	b.set, b.value = true, v
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone: --mysql-require-tls means true.
+func (b *optionalBool) IsBoolFlag() bool { return true }
 
 // newServeFlags declares serve's flags.
 func newServeFlags() (*flag.FlagSet, *serveFlags) {
@@ -121,14 +149,16 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.DB, "db", "./data/quiver.duckdb", "database file, or :memory:")
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:31337", "Flight SQL listen address (port 0 picks one)")
 	fs.StringVar(&cfg.MySQLAddr, "mysql", "127.0.0.1:9030", "MySQL-protocol listen address; empty disables it")
-	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz; empty disables it")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:9090", "HTTP listen address for the web console, /metrics and /healthz (HTTPS with --tls-cert); empty disables it. With users, /metrics there asks for a login of any role: Basic credentials, a bearer token or the console's cookie")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "also serve /metrics on this address without login, for scrapers such as Prometheus: give it an interface only they reach (HTTPS with --tls-cert; loopback only without users)")
 	users.register(fs)
 	fs.StringVar(&cfg.Security.UsersFile, "users-file", "", "users file (Argon2id hashes, mode 0600) that quiver user manages; read again on SIGHUP. Missing or empty: created with an admin user named admin, whose password comes from QUIVER_PASSWORD or a prompt")
-	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for the Flight port")
+	fs.StringVar(&cfg.Security.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for every port: Flight, MySQL and HTTP (then HTTPS)")
 	fs.StringVar(&cfg.Security.TLSKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS)")
+	fs.StringVar(&cfg.Security.TLSClientCA, "tls-client-ca", "", "require client certificates signed by this CA (mTLS) on the Flight port; the MySQL and HTTP ports check one only when a client gives it")
+	fs.Var(&f.mysqlTLS, "mysql-require-tls", "refuse MySQL logins that do not switch to TLS (error 3159), as MySQL's require_secure_transport (default: true with --tls-cert; --mysql-require-tls=false allows plaintext)")
 	fs.StringVar(&cfg.Security.TokenKey, "token-key", "", "hex bearer-token signing key (default: a key file next to the database)")
-	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same key accept each other's tokens")
+	fs.StringVar(&cfg.Security.TokenKeyFile, "token-key-file", "", "file holding the hex bearer-token signing key, created when missing; replicas given the same file accept each other's tokens and refuse each other's logged-out ones (kept in FILE.revoked)")
 	fs.DurationVar(&cfg.Security.TokenTTL, "token-ttl", 24*time.Hour, "bearer token lifetime")
 	fs.IntVar(&cfg.Threads, "threads", 0, "DuckDB worker threads (0: all cores)")
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB's memory limit, e.g. 4GB (default: its share of --memory)")
@@ -139,7 +169,11 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.SmallHold, "small-hold", 250*time.Millisecond, "the most run time a statement keeps a small-lane slot; past it, it is moved to the bulk lane so that small statements keep their slots (it runs on; 0 or negative: never)")
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
-	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "client connections per endpoint (Flight, MySQL); past it, Flight connections are closed and MySQL logins get error 1040")
+	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "logged-in client connections per endpoint (Flight, MySQL); past it a login is refused: RESOURCE_EXHAUSTED over Flight, error 1040 over MySQL")
+	fs.IntVar(&f.adminReserved, "admin-reserved-connections", server.DefaultAdminReserved, "of --max-connections, how many only admins may take, so that an admin can always log in (at most half of --max-connections when left at its default)")
+	fs.IntVar(&cfg.Limits.MaxUserConnections, "max-user-connections", 0, "logged-in connections one user may hold per endpoint, admins excepted; past it MySQL logins get error 1203 (0: half of what --admin-reserved-connections leaves of --max-connections)")
+	fs.IntVar(&cfg.Limits.MaxHandshakes, "max-handshakes", 0, "connections per endpoint still logging in (TLS, greeting, password), which do not count against --max-connections; when one more comes, the oldest is closed (0: as many as --max-connections)")
+	fs.DurationVar(&cfg.Limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close a connection that has not logged in this long after it came (a Flight connection logs in with its first authenticated call)")
 	fs.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", 0, "close connections that make no call for this long, and Flight prepared statements unused that long (0: 30m for Flight, 8h for MySQL as its wait_timeout)")
 	fs.DurationVar(&cfg.Limits.TxnIdleTimeout, "txn-idle-timeout", flightsql.DefaultTxnIdleTimeout, "roll back a Flight SQL transaction that makes no call for this long, and refuse its handle after (a transaction whose client connection closes is rolled back at once)")
 	h := &cfg.Limits.Holds
@@ -239,9 +273,18 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 || cfg.Limits.TxnIdleTimeout <= 0 {
 		return usagef("--max-running, --max-connections, --queue-timeout and --txn-idle-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
+	if err := f.connLimits(fs); err != nil {
+		return err
+	}
 	cfg.Limits.Off = !f.admission
 	if cfg.Limits.SmallHold <= 0 {
 		cfg.Limits.SmallHold = -1 // admit: never demote
+	}
+	if f.mysqlTLS.set {
+		if f.mysqlTLS.value && cfg.Security.TLSCert == "" {
+			return usagef("--mysql-require-tls needs --tls-cert and --tls-key")
+		}
+		cfg.Security.MySQLAllowPlaintext = !f.mysqlTLS.value
 	}
 
 	srv, err := server.Start(ctx, cfg)
@@ -285,6 +328,28 @@ wait:
 	defer cancel()
 	srv.Shutdown(sctx)
 	return err
+}
+
+// connLimits checks the connection flags and puts the admins' reserve in
+// the configuration.
+func (f *serveFlags) connLimits(fs *flag.FlagSet) error {
+	l := &f.cfg.Limits
+	if f.adminReserved < 0 || l.MaxUserConnections < 0 || l.MaxHandshakes < 0 || l.HandshakeTimeout <= 0 {
+		return usagef("--admin-reserved-connections, --max-user-connections and --max-handshakes must not be negative, --handshake-timeout positive")
+	}
+	explicit := false
+	fs.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "admin-reserved-connections" })
+	switch {
+	case !explicit:
+		// The default: server.Limits makes it fit --max-connections.
+	case f.adminReserved >= l.MaxConnections:
+		return usagef("--admin-reserved-connections %d must be less than --max-connections %d", f.adminReserved, l.MaxConnections)
+	case f.adminReserved == 0:
+		l.AdminReservedConnections = -1 // none
+	default:
+		l.AdminReservedConnections = f.adminReserved
+	}
+	return nil
 }
 
 // specs checks that every user has a password and returns the users, each
@@ -339,11 +404,25 @@ func printHints(srv *server.Server, cfg server.Config) {
 		if user != "" {
 			fmt.Fprintf(&b, " -u %s -p", user)
 		}
+		if cfg.Security.TLSCert != "" && !cfg.Security.MySQLAllowPlaintext {
+			b.WriteString(" --ssl")
+		}
 		b.WriteString("\n")
 	}
+	web := "http"
+	if cfg.Security.TLSCert != "" {
+		web = "https"
+	}
 	if srv.HTTPAddr != "" {
-		fmt.Fprintf(&b, "  console    : http://%s/\n", srv.HTTPAddr)
-		fmt.Fprintf(&b, "  metrics    : http://%s/metrics\n", srv.HTTPAddr)
+		fmt.Fprintf(&b, "  console    : %s://%s/\n", web, srv.HTTPAddr)
+	}
+	switch {
+	case srv.MetricsAddr != "":
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics\n", web, srv.MetricsAddr)
+	case srv.HTTPAddr != "" && user != "":
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics (log in: curl -u %s)\n", web, srv.HTTPAddr, user)
+	case srv.HTTPAddr != "":
+		fmt.Fprintf(&b, "  metrics    : %s://%s/metrics\n", web, srv.HTTPAddr)
 	}
 	if user == "" {
 		fmt.Fprintf(&b, "  auth       : off (loopback only); add users with %s user add NAME --users-file FILE and serve with --users-file FILE to require it\n", cli)

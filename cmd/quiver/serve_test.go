@@ -126,6 +126,8 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--max-prepared", "0"}, "--max-prepared"},
 		{[]string{"--max-user-txns", "-1"}, "--max-user-txns"},
 		{[]string{"--txn-idle-timeout", "0"}, "--txn-idle-timeout must be positive"},
+		{[]string{"--mysql-require-tls"}, "--mysql-require-tls needs --tls-cert"},
+		{[]string{"--mysql-require-tls=maybe"}, "want true or false"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"serve", "--db", ":memory:"}, tc.args...)

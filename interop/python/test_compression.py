@@ -5,6 +5,7 @@ LZ4_FRAME or ZSTD bodies unchanged. Ingest: pyarrow.flight sends a
 ZSTD- or LZ4-compressed DoPut of CommandStatementIngest. The server's
 /metrics proves the bodies really went compressed."""
 
+import base64
 import os
 import re
 import urllib.request
@@ -32,8 +33,12 @@ def env(name):
 
 
 def result_batches(http_env="QUIVER_HTTP"):
-    """quiver_flight_result_batches_total by codec, from a server's /metrics."""
-    with urllib.request.urlopen(f"http://{env(http_env)}/metrics", timeout=30) as resp:
+    """quiver_flight_result_batches_total by codec, from a server's /metrics,
+    which asks the servers' user to log in."""
+    req = urllib.request.Request(f"http://{env(http_env)}/metrics")
+    login = base64.b64encode(f"{env('QUIVER_USER')}:{env('QUIVER_PASSWORD')}".encode()).decode()
+    req.add_header("Authorization", f"Basic {login}")
+    with urllib.request.urlopen(req, timeout=30) as resp:
         text = resp.read().decode()
     return {m[1]: float(m[2]) for m in re.finditer(
         r'^quiver_flight_result_batches_total\{codec="(\w+)"\} (\S+)$', text, re.M)}
