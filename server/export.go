@@ -19,6 +19,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -579,7 +580,7 @@ func (sec *security) authorizeExplain(u auth.User, st *engine.Stmt, endpoint str
 // it explains, and whether that is a COPY. SQL quiver cannot read counts
 // as both.
 func explainsCopy(sql string) (analyze, ofCopy bool) {
-	toks, err := lexSQL(sql)
+	toks, err := duckdbsql.Lex(sql)
 	if err != nil || len(toks) < 2 {
 		return true, true
 	}
@@ -588,20 +589,20 @@ func explainsCopy(sql string) (analyze, ofCopy bool) {
 	switch {
 	case p.keyword("ANALYZE"), p.keyword("ANALYSE"):
 		analyze = true
-	case p.peek().is("("):
+	case p.peek().Is("("):
 		// EXPLAIN (ANALYZE, FORMAT json) …: any ANALYZE in the list
 		// counts, whatever value follows it.
 		p.next()
 		for depth := 1; depth > 0; {
 			t := p.next()
 			switch {
-			case t.kind == tokEOF:
+			case t.Kind == 0:
 				return true, true
-			case t.is("("):
+			case t.Is("("):
 				depth++
-			case t.is(")"):
+			case t.Is(")"):
 				depth--
-			case t.kind == tokIdent && (strings.EqualFold(t.text, "ANALYZE") || strings.EqualFold(t.text, "ANALYSE")):
+			case t.IsWord("ANALYZE") || t.IsWord("ANALYSE"):
 				analyze = true
 			}
 		}
@@ -675,13 +676,12 @@ func (sec *security) refuseEarlyExport(ctx context.Context, sql string) error {
 // DuckDB would most likely refuse it as well, and if not, a user who is
 // not an admin may not run an EXPORT anyway.
 func holdsExportDatabase(sql string) bool {
-	toks, err := lexSQL(sql)
+	toks, err := duckdbsql.Lex(sql)
 	if err != nil {
 		return true
 	}
 	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].kind == tokIdent && strings.EqualFold(toks[i].text, "EXPORT") &&
-			toks[i+1].kind == tokIdent && strings.EqualFold(toks[i+1].text, "DATABASE") {
+		if toks[i].IsWord("EXPORT") && toks[i+1].IsWord("DATABASE") {
 			return true
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // copyStmt is a COPY statement as an export reads it. DuckDB's parser
@@ -65,11 +65,11 @@ var fileLayoutOptions = map[string]bool{
 // parseCopy reads the outline of one COPY statement. A COPY … FROM is
 // returned with from set and nothing else read.
 func parseCopy(sql string) (*copyStmt, error) {
-	toks, err := lexSQL(sql)
+	toks, err := duckdbsql.Lex(sql)
 	if err != nil {
 		return nil, err
 	}
-	for len(toks) > 0 && toks[len(toks)-1].is(";") {
+	for len(toks) > 0 && toks[len(toks)-1].Is(";") {
 		toks = toks[:len(toks)-1]
 	}
 	p := &copyParser{sql: sql, toks: toks}
@@ -77,19 +77,19 @@ func parseCopy(sql string) (*copyStmt, error) {
 		return nil, errors.New("not a COPY statement")
 	}
 	c := &copyStmt{}
-	if p.peek().is("(") {
+	if p.peek().Is("(") {
 		open := p.next()
 		end, err := p.skipParens()
 		if err != nil {
 			return nil, err
 		}
-		c.query = sql[open.end:end.pos]
+		c.query = sql[open.End:end.Pos]
 	} else {
 		start := p.peek()
 		if err := p.tableName(); err != nil {
 			return nil, err
 		}
-		c.table = sql[start.pos:p.toks[p.i-1].end]
+		c.table = sql[start.Pos:p.toks[p.i-1].End]
 	}
 	switch {
 	case p.keyword("FROM"):
@@ -99,19 +99,19 @@ func parseCopy(sql string) (*copyStmt, error) {
 		return nil, fmt.Errorf("want TO after %s", p.what(c))
 	}
 	t := p.next()
-	if t.kind != tokString {
+	if !isPlainString(t) {
 		return nil, errors.New("the target of COPY … TO must be a plain string literal, such as '/srv/exports/orders.parquet'")
 	}
-	c.target = t.value
+	c.target = t.Value
 	p.keyword("WITH")
-	if p.peek().is("(") {
+	if p.peek().Is("(") {
 		p.next()
 		if c.options, err = p.options(); err != nil {
 			return nil, err
 		}
 	}
-	if t := p.peek(); t.kind != tokEOF {
-		return nil, fmt.Errorf("unexpected %q after the target: write COPY's options in parentheses, as in (FORMAT parquet, COMPRESSION zstd)", t.text)
+	if t := p.peek(); t.Kind != 0 {
+		return nil, fmt.Errorf("unexpected %q after the target: write COPY's options in parentheses, as in (FORMAT parquet, COMPRESSION zstd)", t.Text)
 	}
 	return c, nil
 }
@@ -197,7 +197,7 @@ func (p *copyParser) peek() token {
 	if p.i < len(p.toks) {
 		return p.toks[p.i]
 	}
-	return token{kind: tokEOF, pos: len(p.sql), end: len(p.sql)}
+	return token{Pos: len(p.sql), End: len(p.sql)}
 }
 
 func (p *copyParser) next() token {
@@ -210,7 +210,7 @@ func (p *copyParser) next() token {
 
 // keyword consumes the next token if it is the unquoted keyword kw.
 func (p *copyParser) keyword(kw string) bool {
-	if t := p.peek(); t.kind == tokIdent && strings.EqualFold(t.text, kw) {
+	if t := p.peek(); t.IsWord(kw) {
 		p.i++
 		return true
 	}
@@ -231,11 +231,11 @@ func (p *copyParser) skipParens() (token, error) {
 	for {
 		t := p.next()
 		switch {
-		case t.kind == tokEOF:
+		case t.Kind == 0:
 			return t, errors.New("unbalanced parentheses")
-		case t.is("("):
+		case t.Is("("):
 			depth++
-		case t.is(")"):
+		case t.Is(")"):
 			if depth--; depth == 0 {
 				return t, nil
 			}
@@ -247,27 +247,27 @@ func (p *copyParser) skipParens() (token, error) {
 // column list: names and quoted names only.
 func (p *copyParser) tableName() error {
 	for {
-		if t := p.next(); t.kind != tokIdent && t.kind != tokQuoted {
-			return fmt.Errorf("want a table name or a query in parentheses after COPY, got %q", t.text)
+		if t := p.next(); !isName(t) {
+			return fmt.Errorf("want a table name or a query in parentheses after COPY, got %q", t.Text)
 		}
-		if !p.peek().is(".") {
+		if !p.peek().Is(".") {
 			break
 		}
 		p.next()
 	}
-	if !p.peek().is("(") {
+	if !p.peek().Is("(") {
 		return nil
 	}
 	p.next()
 	for {
-		if t := p.next(); t.kind != tokIdent && t.kind != tokQuoted {
-			return fmt.Errorf("want a column name in COPY's column list, got %q", t.text)
+		if t := p.next(); !isName(t) {
+			return fmt.Errorf("want a column name in COPY's column list, got %q", t.Text)
 		}
 		switch t := p.next(); {
-		case t.is(")"):
+		case t.Is(")"):
 			return nil
-		case !t.is(","):
-			return fmt.Errorf("want , or ) in COPY's column list, got %q", t.text)
+		case !t.Is(","):
+			return fmt.Errorf("want , or ) in COPY's column list, got %q", t.Text)
 		}
 	}
 }
@@ -279,276 +279,70 @@ func (p *copyParser) options() ([]copyOption, error) {
 	var out []copyOption
 	for {
 		name := p.next()
-		if name.kind != tokIdent && name.kind != tokQuoted {
-			return nil, fmt.Errorf("want an option name, got %q", name.text)
+		if !isName(name) {
+			return nil, fmt.Errorf("want an option name, got %q", name.Text)
 		}
-		o := copyOption{name: strings.ToUpper(name.value)}
+		o := copyOption{name: strings.ToUpper(name.Value)}
 		start := p.peek()
 		switch t := p.peek(); {
-		case t.is(",") || t.is(")"):
-		case t.is("("):
+		case t.Is(",") || t.Is(")"):
+		case t.Is("("):
 			p.next()
 			if err := p.valueList(); err != nil {
 				return nil, fmt.Errorf("option %s: %w", o.name, err)
 			}
-		case t.is("-"):
+		case t.Is("-"):
 			p.next()
-			if n := p.next(); n.kind != tokNumber {
-				return nil, fmt.Errorf("option %s: want a number after -, got %q", o.name, n.text)
+			if n := p.next(); n.Kind != duckdbsql.Number {
+				return nil, fmt.Errorf("option %s: want a number after -, got %q", o.name, n.Text)
 			}
-		case t.isValue() || t.is("*"):
+		case isValue(t) || t.Is("*"):
 			p.next()
 		default:
-			return nil, fmt.Errorf("option %s: want a name, string or number as its value, got %q", o.name, t.text)
+			return nil, fmt.Errorf("option %s: want a name, string or number as its value, got %q", o.name, t.Text)
 		}
-		if p.peek().pos > start.pos {
-			o.value = p.sql[start.pos:p.toks[p.i-1].end]
+		if p.peek().Pos > start.Pos {
+			o.value = p.sql[start.Pos:p.toks[p.i-1].End]
 		}
 		out = append(out, o)
 		switch t := p.next(); {
-		case t.is(")"):
+		case t.Is(")"):
 			return out, nil
-		case !t.is(","):
-			return nil, fmt.Errorf("want , or ) after option %s, got %q", o.name, t.text)
+		case !t.Is(","):
+			return nil, fmt.Errorf("want , or ) after option %s, got %q", o.name, t.Text)
 		}
 	}
 }
 
 func (p *copyParser) valueList() error {
 	for {
-		if t := p.next(); !t.isValue() {
-			return fmt.Errorf("want a name, string or number in the list, got %q", t.text)
+		if t := p.next(); !isValue(t) {
+			return fmt.Errorf("want a name, string or number in the list, got %q", t.Text)
 		}
 		switch t := p.next(); {
-		case t.is(")"):
+		case t.Is(")"):
 			return nil
-		case !t.is(","):
-			return fmt.Errorf("want , or ) in the list, got %q", t.text)
+		case !t.Is(","):
+			return fmt.Errorf("want , or ) in the list, got %q", t.Text)
 		}
 	}
 }
 
-// tokKind is the kind of an SQL token.
-type tokKind int
+// token is one SQL token, as DuckDB's lexer reads it (internal/duckdbsql).
+// The zero token, of no kind, ends the statement.
+type token = duckdbsql.Token
 
-const (
-	tokEOF     tokKind = iota
-	tokIdent           // a name or keyword
-	tokQuoted          // a "quoted name"
-	tokString          // a 'string'
-	tokNumber          // 42, 1.5, 1e6
-	tokParam           // ?, $1, $name
-	tokPunct           // one character of punctuation or an operator
-	tokSpecial         // E'…', X'…', $$…$$ and other literals an export does not take
-)
-
-// token is one SQL token: its text as written, at sql[pos:end], and for
-// names, quoted names and strings its value.
-type token struct {
-	kind     tokKind
-	text     string
-	value    string
-	pos, end int
+// isValue reports whether t is a value an option takes as written: a
+// name, a quoted name, a plain '…' string or a number. Prefixed strings
+// (E'…', X'…') and dollar-quoted ones are not.
+func isValue(t token) bool {
+	return t.Kind == duckdbsql.Ident || t.Kind == duckdbsql.Quoted || isPlainString(t) || t.Kind == duckdbsql.Number
 }
 
-func (t token) is(punct string) bool { return t.kind == tokPunct && t.text == punct }
-
-func (t token) isValue() bool {
-	return t.kind == tokIdent || t.kind == tokQuoted || t.kind == tokString || t.kind == tokNumber
+// isPlainString reports whether t is a '…' string without a prefix.
+func isPlainString(t token) bool {
+	return t.Kind == duckdbsql.String && strings.HasPrefix(t.Text, "'")
 }
 
-// lexSQL splits sql into tokens, skipping white space and comments, the
-// way DuckDB's (PostgreSQL's) lexer does for what an export reads:
-// single-quoted strings and double-quoted names (a doubled quote inside
-// stands for one), -- and nested /* */ comments, E'…' strings with
-// backslash escapes, and $tag$…$tag$ strings.
-func lexSQL(sql string) ([]token, error) {
-	var toks []token
-	i := 0
-	for i < len(sql) {
-		ch := sql[i]
-		start := i
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
-			i++
-			continue
-		case strings.HasPrefix(sql[i:], "--"):
-			if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
-				i += j + 1
-			} else {
-				i = len(sql)
-			}
-			continue
-		case strings.HasPrefix(sql[i:], "/*"):
-			depth := 0
-			for {
-				switch {
-				case i >= len(sql):
-					return nil, errors.New("unterminated /* comment")
-				case strings.HasPrefix(sql[i:], "/*"):
-					depth++
-					i += 2
-				case strings.HasPrefix(sql[i:], "*/"):
-					depth--
-					i += 2
-				default:
-					i++
-				}
-				if depth == 0 {
-					break
-				}
-			}
-			continue
-		case ch == '\'':
-			v, n, err := quoted(sql[i:], '\'', false)
-			if err != nil {
-				return nil, err
-			}
-			i += n
-			toks = append(toks, token{kind: tokString, value: v})
-		case ch == '"':
-			v, n, err := quoted(sql[i:], '"', false)
-			if err != nil {
-				return nil, err
-			}
-			i += n
-			toks = append(toks, token{kind: tokQuoted, value: v})
-		case ch == '?':
-			i++
-			toks = append(toks, token{kind: tokParam})
-		case ch == '$':
-			n, kind, err := dollar(sql[i:])
-			if err != nil {
-				return nil, err
-			}
-			i += n
-			toks = append(toks, token{kind: kind})
-		case ch >= '0' && ch <= '9' || ch == '.' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
-			i += number(sql[i:])
-			toks = append(toks, token{kind: tokNumber})
-		case isNameStart(sql[i:]):
-			i += nameLen(sql[i:])
-			word := sql[start:i]
-			if i < len(sql) && sql[i] == '\'' {
-				// E'…', X'…', B'…', N'…' and the like: a string literal
-				// with a prefix.
-				_, n, err := quoted(sql[i:], '\'', strings.EqualFold(word, "e"))
-				if err != nil {
-					return nil, err
-				}
-				i += n
-				toks = append(toks, token{kind: tokSpecial})
-				break
-			}
-			toks = append(toks, token{kind: tokIdent, value: word})
-		default:
-			_, n := utf8.DecodeRuneInString(sql[i:])
-			i += n
-			toks = append(toks, token{kind: tokPunct})
-		}
-		t := &toks[len(toks)-1]
-		t.pos, t.end, t.text = start, i, sql[start:i]
-	}
-	return toks, nil
-}
-
-// quoted reads a literal quoted by q at the start of s, a doubled q
-// standing for one, and with backslash escapes when escapes is set. It
-// returns the value and the literal's length.
-func quoted(s string, q byte, escapes bool) (string, int, error) {
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch {
-		case escapes && s[i] == '\\' && i+1 < len(s):
-			i++
-			b.WriteByte(s[i])
-		case s[i] != q:
-			b.WriteByte(s[i])
-		case i+1 < len(s) && s[i+1] == q:
-			b.WriteByte(q)
-			i++
-		default:
-			return b.String(), i + 1, nil
-		}
-	}
-	return "", 0, fmt.Errorf("unterminated %c literal", q)
-}
-
-// dollar reads a $1 or $name parameter or a $tag$…$tag$ string at the
-// start of s.
-func dollar(s string) (int, tokKind, error) {
-	j := 1
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	if j > 1 {
-		return j, tokParam, nil
-	}
-	n := 0
-	if isNameStart(s[1:]) {
-		n = nameLen(s[1:])
-	}
-	if 1+n >= len(s) || s[1+n] != '$' {
-		if n == 0 {
-			return 1, tokPunct, nil
-		}
-		return 1 + n, tokParam, nil
-	}
-	tag := s[:n+2]
-	end := strings.Index(s[len(tag):], tag)
-	if end < 0 {
-		return 0, 0, fmt.Errorf("unterminated %s string", tag)
-	}
-	return len(tag) + end + len(tag), tokSpecial, nil
-}
-
-func number(s string) int {
-	i := 0
-	digits := func() {
-		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '_') {
-			i++
-		}
-	}
-	digits()
-	if i < len(s) && s[i] == '.' {
-		i++
-		digits()
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			i = j
-			digits()
-		}
-	}
-	return i
-}
-
-func isNameStart(s string) bool {
-	if s == "" {
-		return false
-	}
-	ch := s[0]
-	return ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= utf8.RuneSelf
-}
-
-func nameLen(s string) int {
-	i := 0
-	for i < len(s) {
-		ch := s[i]
-		if ch == '_' || ch == '$' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' {
-			i++
-			continue
-		}
-		if ch >= utf8.RuneSelf {
-			_, n := utf8.DecodeRuneInString(s[i:])
-			i += n
-			continue
-		}
-		break
-	}
-	return i
-}
+// isName reports whether t is a name or a quoted name.
+func isName(t token) bool { return t.Kind == duckdbsql.Ident || t.Kind == duckdbsql.Quoted }

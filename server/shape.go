@@ -1,6 +1,10 @@
 package server
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
+)
 
 // sqlShape is sql with its literal values (numbers and strings) replaced
 // by ?, so that a query run again with other values has the same shape:
@@ -9,7 +13,7 @@ import "strings"
 // that sets how many rows a query returns (after LIMIT, OFFSET, TOP,
 // SAMPLE, FIRST or NEXT) stays. ok is false when sql does not lex.
 func sqlShape(sql string) (string, bool) {
-	toks, err := lexSQL(sql)
+	toks, err := duckdbsql.Lex(sql)
 	if err != nil || len(toks) == 0 {
 		return "", false
 	}
@@ -20,12 +24,12 @@ func sqlShape(sql string) (string, bool) {
 			b.WriteByte(' ')
 		}
 		switch {
-		case t.kind == tokNumber && i > 0 && countsRows(toks[i-1]):
-			b.WriteString(t.text)
-		case t.kind == tokNumber || t.kind == tokString || t.kind == tokSpecial:
+		case t.Kind == duckdbsql.Number && i > 0 && countsRows(toks[i-1]):
+			b.WriteString(t.Text)
+		case t.Kind == duckdbsql.Number || t.Kind == duckdbsql.String || t.Kind == duckdbsql.Dollar:
 			b.WriteByte('?')
 		default:
-			b.WriteString(t.text)
+			b.WriteString(t.Text)
 		}
 	}
 	return b.String(), true
@@ -33,10 +37,10 @@ func sqlShape(sql string) (string, bool) {
 
 // countsRows reports whether a number after t sets a row count.
 func countsRows(t token) bool {
-	if t.kind != tokIdent {
+	if t.Kind != duckdbsql.Ident {
 		return false
 	}
-	switch strings.ToUpper(t.text) {
+	switch strings.ToUpper(t.Text) {
 	case "LIMIT", "OFFSET", "TOP", "SAMPLE", "FIRST", "NEXT":
 		return true
 	}

@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
+)
 
 func TestSQLShape(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,13 +57,13 @@ func FuzzSQLShape(f *testing.F) {
 		if !ok {
 			return
 		}
-		toks, err := lexSQL(shape)
+		toks, err := duckdbsql.Lex(shape)
 		if err != nil {
 			t.Fatalf("the shape %q of %q does not lex: %v", shape, sql, err)
 		}
 		for _, tok := range toks {
-			if tok.kind == tokString || tok.kind == tokSpecial {
-				t.Fatalf("shape %q of %q keeps the literal %s", shape, sql, tok.text)
+			if tok.Kind == duckdbsql.String || tok.Kind == duckdbsql.Dollar {
+				t.Fatalf("shape %q of %q keeps the literal %s", shape, sql, tok.Text)
 			}
 		}
 	})
