@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"encoding/json"
 	"math"
 )
 
@@ -12,69 +11,6 @@ import (
 // estimates of its inputs (two scans of 100,000 rows) say nothing of the
 // 10^10 pairs it makes. Such a statement is never small by its estimate,
 // or by its history or shape: the next run may recurse deeper.
-
-// hasRecursiveCTE reports whether a statement's syntax tree, as DuckDB's
-// json_serialize_sql gives it, defines a recursive CTE anywhere (in a
-// subquery's WITH too): a cte_map entry whose query is a
-// RECURSIVE_CTE_NODE. ok is false when the tree is not one DuckDB could
-// serialize (it serializes SELECTs only), so it cannot tell.
-//
-// This reads only what lane classification needs; it is meant to fold
-// into one shared reader of DuckDB's JSON trees.
-func hasRecursiveCTE(tree []byte) (recursive, ok bool) {
-	var doc struct {
-		Error      bool  `json:"error"`
-		Statements []any `json:"statements"`
-	}
-	if err := json.Unmarshal(tree, &doc); err != nil || doc.Error || len(doc.Statements) == 0 {
-		return false, false
-	}
-	for _, st := range doc.Statements {
-		if recursiveIn(st) {
-			return true, true
-		}
-	}
-	return false, true
-}
-
-// recursiveIn walks a decoded tree for a cte_map that defines a recursive
-// CTE.
-func recursiveIn(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		if cm, ok := x["cte_map"].(map[string]any); ok {
-			entries, _ := cm["map"].([]any)
-			for _, e := range entries {
-				if cteNodeType(e) == "RECURSIVE_CTE_NODE" {
-					return true
-				}
-			}
-		}
-		for _, c := range x {
-			if recursiveIn(c) {
-				return true
-			}
-		}
-	case []any:
-		for _, c := range x {
-			if recursiveIn(c) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// cteNodeType is the node type of one cte_map entry's query:
-// {"key": name, "value": {"query": {"node": {"type": …}}}}.
-func cteNodeType(entry any) string {
-	e, _ := entry.(map[string]any)
-	v, _ := e["value"].(map[string]any)
-	q, _ := v["query"].(map[string]any)
-	n, _ := q["node"].(map[string]any)
-	t, _ := n["type"].(string)
-	return t
-}
 
 // recursivePlan reports whether a plan runs a recursive CTE (DuckDB's
 // REC_CTE operator): a view or an INSERT … SELECT that json_serialize_sql

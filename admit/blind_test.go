@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // The trees in testdata/trees are json_serialize_sql's output of DuckDB
@@ -21,26 +23,14 @@ func readTree(t *testing.T, name string) []byte {
 	return b
 }
 
-func TestHasRecursiveCTE(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		tree          []byte
-		recursive, ok bool
-	}{
-		{"WITH RECURSIVE at the top", readTree(t, "recursive"), true, true},
-		{"WITH RECURSIVE in a subquery, with a parameter", readTree(t, "nested_recursive_param"), true, true},
-		{"CTEs that are not recursive, one in a subquery", readTree(t, "plain_ctes"), false, true},
-		{"the words in a string literal", readTree(t, "string_literal"), false, true},
-		{"not a SELECT", []byte(`{"error":true,"error_type":"not implemented","error_message":"Only SELECT statements can be serialized to json!"}`), false, false},
-		{"not JSON", []byte(`WITH RECURSIVE`), false, false},
-		{"no statements", []byte(`{"error":false,"statements":[]}`), false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			recursive, ok := hasRecursiveCTE(tc.tree)
-			if recursive != tc.recursive || ok != tc.ok {
-				t.Errorf("hasRecursiveCTE = %v, %v; want %v, %v", recursive, ok, tc.recursive, tc.ok)
-			}
-		})
+// parsed is a Classifier's Parse that gives DuckDB's tree js, read as
+// the server reads it, and counts its calls in n when n is not nil.
+func parsed(js []byte, n *int) func(context.Context, string) (*duckdbsql.Tree, error) {
+	return func(context.Context, string) (*duckdbsql.Tree, error) {
+		if n != nil {
+			*n++
+		}
+		return duckdbsql.ReadTree(js)
 	}
 }
 
@@ -77,8 +67,8 @@ func TestClassifier_Blind(t *testing.T) {
 	const shallow = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 10) SELECT max(n) FROM r"
 
 	t.Run("recursive by its tree, after its shape ran small", func(t *testing.T) {
-		parsed := 0
-		c := &Classifier{Shape: shape, Parse: func(context.Context, string) ([]byte, error) { parsed++; return recursive, nil }}
+		calls := 0
+		c := &Classifier{Shape: shape, Parse: parsed(recursive, &calls)}
 		for range 3 {
 			c.Observe(Key{SQL: shallow}, 1, time.Millisecond)
 		}
@@ -92,12 +82,12 @@ func TestClassifier_Blind(t *testing.T) {
 		if got, ok := c.Known(Key{SQL: shallow}); !ok || got != Bulk {
 			t.Errorf("Known after another small run: %v, %v; want bulk", got, ok)
 		}
-		if parsed != 1 {
-			t.Errorf("parsed %d times, want once for the shape", parsed)
+		if calls != 1 {
+			t.Errorf("parsed %d times, want once for the shape", calls)
 		}
 	})
 	t.Run("recursive with parameters, no plan", func(t *testing.T) {
-		c := &Classifier{Parse: func(context.Context, string) ([]byte, error) { return recursive, nil }}
+		c := &Classifier{Parse: parsed(recursive, nil)}
 		k := Key{SQL: "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < ?) SELECT max(n) FROM r"}
 		c.Observe(k, 1, time.Millisecond)
 		if got := c.Lane(ctx, k, nil); got != Bulk {
@@ -105,7 +95,7 @@ func TestClassifier_Blind(t *testing.T) {
 		}
 	})
 	t.Run("recursive by its plan", func(t *testing.T) {
-		c := &Classifier{Parse: func(context.Context, string) ([]byte, error) { return notSelect, nil }}
+		c := &Classifier{Parse: parsed(notSelect, nil)}
 		k := Key{SQL: "INSERT INTO t " + deep}
 		if got := c.Lane(ctx, k, func() ([]byte, error) { return []byte(planRecursive), nil }); got != Bulk {
 			t.Errorf("got %v, want bulk", got)
@@ -116,7 +106,7 @@ func TestClassifier_Blind(t *testing.T) {
 		}
 	})
 	t.Run("plain CTEs go by their plan", func(t *testing.T) {
-		c := &Classifier{Parse: func(context.Context, string) ([]byte, error) { return plain, nil }}
+		c := &Classifier{Parse: parsed(plain, nil)}
 		if got := c.Lane(ctx, Key{SQL: "WITH a AS (SELECT 1) SELECT * FROM a"}, func() ([]byte, error) { return []byte(planConst), nil }); got != Small {
 			t.Errorf("got %v, want small", got)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Key is what a Classifier knows a query by: its SQL text, and the scope
@@ -46,7 +48,7 @@ type Classifier struct {
 	// Parse, when set, returns DuckDB's syntax tree of sql
 	// (json_serialize_sql). A statement with a recursive CTE is bulk,
 	// whatever its plan estimates or its runs so far did (see blind.go).
-	Parse func(ctx context.Context, sql string) ([]byte, error)
+	Parse func(ctx context.Context, sql string) (*duckdbsql.Tree, error)
 
 	mu     sync.Mutex
 	seen   map[Key]Lane
@@ -272,8 +274,8 @@ func (c *Classifier) checkBlind(ctx context.Context, k Key) {
 	if err != nil {
 		return
 	}
-	if recursive, ok := hasRecursiveCTE(tree); ok {
-		c.setBlind(k, recursive)
+	if len(tree.Statements) > 0 {
+		c.setBlind(k, tree.RecursiveCTE())
 	}
 }
 

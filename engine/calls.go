@@ -312,6 +312,17 @@ func (c *Conn) planWithNulls(ctx context.Context, sql string) (*duckdbsql.Plan, 
 	return c.plan(ctx, text)
 }
 
+// SyntaxTree is DuckDB's syntax tree of sql (json_serialize_sql), read by
+// duckdbsql.ReadTree. Parsing runs nothing of sql's and reads no table,
+// so no prepare hook sees it.
+func (c *Conn) SyntaxTree(ctx context.Context, sql string) (*duckdbsql.Tree, error) {
+	js, err := c.checkQuery(ctx, parseSQL, sql)
+	if err != nil {
+		return nil, err
+	}
+	return duckdbsql.ReadTree([]byte(js))
+}
+
 // checkQuery runs one of the check's own statements (planSQL, …), kept
 // prepared on c, with arg, and returns the VARCHAR it gives. It runs them
 // to completion on this thread (duckdb_execute_prepared) and reads the

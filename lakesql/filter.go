@@ -5,121 +5,9 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
-
-// The shapes of DuckDB's json_serialize_sql output that pruning reads.
-type (
-	parsed struct {
-		Error      bool     `json:"error"`
-		Statements []stmtJS `json:"statements"`
-	}
-	stmtJS struct {
-		Node *nodeJS `json:"node"`
-	}
-	nodeJS struct {
-		Type      string            `json:"type"`
-		Modifiers []json.RawMessage `json:"modifiers"`
-		CTEMap    struct {
-			Map []json.RawMessage `json:"map"`
-		} `json:"cte_map"`
-		SelectList []*exprJS         `json:"select_list"`
-		From       *tableRefJS       `json:"from_table"`
-		Where      *exprJS           `json:"where_clause"`
-		GroupBy    []json.RawMessage `json:"group_expressions"`
-		Having     *exprJS           `json:"having"`
-		Qualify    *exprJS           `json:"qualify"`
-		Sample     json.RawMessage   `json:"sample"`
-		Aggregate  string            `json:"aggregate_handling"`
-	}
-	tableRefJS struct {
-		Type     string          `json:"type"`
-		Alias    string          `json:"alias"`
-		Catalog  string          `json:"catalog_name"`
-		Schema   string          `json:"schema_name"`
-		Table    string          `json:"table_name"`
-		Left     *tableRefJS     `json:"left"`
-		Right    *tableRefJS     `json:"right"`
-		JoinType string          `json:"join_type"`
-		RefType  string          `json:"ref_type"`
-		Sample   json.RawMessage `json:"sample"`
-		At       json.RawMessage `json:"at_clause"`
-	}
-	exprJS struct {
-		Class    string    `json:"class"`
-		Type     string    `json:"type"`
-		Columns  []string  `json:"column_names"`
-		Children []*exprJS `json:"children"`
-		Left     *exprJS   `json:"left"`
-		Right    *exprJS   `json:"right"`
-		Input    *exprJS   `json:"input"`
-		Lower    *exprJS   `json:"lower"`
-		Upper    *exprJS   `json:"upper"`
-		Child    *exprJS   `json:"child"`
-		CastType *typeJS   `json:"cast_type"`
-		TryCast  bool      `json:"try_cast"`
-		Function string    `json:"function_name"`
-		Distinct bool      `json:"distinct"`
-		Value    *valueJS  `json:"value"`
-		// raw is the whole expression, for walks that must see every
-		// child.
-		raw json.RawMessage
-	}
-	typeJS struct {
-		ID   string `json:"id"`
-		Info *struct {
-			Width int `json:"width"`
-			Scale int `json:"scale"`
-		} `json:"type_info"`
-	}
-	valueJS struct {
-		Type   typeJS          `json:"type"`
-		IsNull bool            `json:"is_null"`
-		Value  json.RawMessage `json:"value"`
-	}
-)
-
-// a tableRef is one base table of a query's FROM clause.
-type tableRef struct {
-	catalog, schema, table, alias string
-}
-
-// baseTables lists the base tables of a FROM clause that joins only base
-// tables; ok is false for anything else (subqueries, table functions).
-func baseTables(t *tableRefJS) (refs []tableRef, ok bool) {
-	if t == nil {
-		return nil, true
-	}
-	switch t.Type {
-	case "BASE_TABLE":
-		if len(t.At) > 0 && string(t.At) != "null" {
-			return nil, false
-		}
-		return []tableRef{{catalog: t.Catalog, schema: t.Schema, table: t.Table, alias: t.Alias}}, true
-	case "JOIN":
-		if t.RefType != "REGULAR" && t.RefType != "CROSS" {
-			return nil, false
-		}
-		l, ok1 := baseTables(t.Left)
-		r, ok2 := baseTables(t.Right)
-		return append(l, r...), ok1 && ok2
-	}
-	return nil, false
-}
-
-// conjuncts splits a WHERE clause at its top-level ANDs.
-func conjuncts(e *exprJS) []*exprJS {
-	if e == nil {
-		return nil
-	}
-	if e.Class == "CONJUNCTION" && e.Type == "CONJUNCTION_AND" {
-		var out []*exprJS
-		for _, c := range e.Children {
-			out = append(out, conjuncts(c)...)
-		}
-		return out
-	}
-	return []*exprJS{e}
-}
 
 // pruneFilter turns the WHERE conjuncts of a query that can be checked
 // against the Iceberg table sch into one Iceberg expression; the rest are
@@ -128,9 +16,9 @@ func conjuncts(e *exprJS) []*exprJS {
 // clause: only null-rejecting comparisons of a column with a constant of a
 // matching type are taken. matches says whether a column's qualifier names
 // the lake table (an empty qualifier, when it is the only table).
-func pruneFilter(where *exprJS, sch *iceberg.Schema, matches func(qualifier string) bool) iceberg.BooleanExpression {
+func pruneFilter(where *duckdbsql.Expr, sch *iceberg.Schema, matches func(qualifier string) bool) iceberg.BooleanExpression {
 	var parts []iceberg.BooleanExpression
-	for _, c := range conjuncts(where) {
+	for _, c := range duckdbsql.Conjuncts(where) {
 		e := conjunctFilter(c, sch, matches)
 		if e == nil {
 			continue
@@ -163,7 +51,7 @@ var flipped = map[iceberg.Operation]iceberg.Operation{
 	iceberg.OpGT: iceberg.OpLT, iceberg.OpGTEQ: iceberg.OpLTEQ,
 }
 
-func conjunctFilter(e *exprJS, sch *iceberg.Schema, matches func(string) bool) iceberg.BooleanExpression {
+func conjunctFilter(e *duckdbsql.Expr, sch *iceberg.Schema, matches func(string) bool) iceberg.BooleanExpression {
 	switch {
 	case e.Class == "COMPARISON":
 		op, ok := comparisonOps[e.Type]
@@ -217,7 +105,7 @@ func conjunctFilter(e *exprJS, sch *iceberg.Schema, matches func(string) bool) i
 }
 
 // column resolves a column reference to a top-level field of sch.
-func column(e *exprJS, sch *iceberg.Schema, matches func(string) bool) (iceberg.NestedField, bool) {
+func column(e *duckdbsql.Expr, sch *iceberg.Schema, matches func(string) bool) (iceberg.NestedField, bool) {
 	if e == nil || e.Class != "COLUMN_REF" || len(e.Columns) == 0 || len(e.Columns) > 2 {
 		return iceberg.NestedField{}, false
 	}
@@ -234,7 +122,7 @@ func column(e *exprJS, sch *iceberg.Schema, matches func(string) bool) (iceberg.
 // literal converts a constant (or a cast of one) to an Iceberg literal for
 // field, when the pair is one whose comparison means the same in DuckDB
 // and in Iceberg's file statistics.
-func literal(e *exprJS, field iceberg.NestedField) (iceberg.Literal, bool) {
+func literal(e *duckdbsql.Expr, field iceberg.NestedField) (iceberg.Literal, bool) {
 	if e == nil {
 		return nil, false
 	}
@@ -295,7 +183,7 @@ func literal(e *exprJS, field iceberg.NestedField) (iceberg.Literal, bool) {
 
 // constantText converts a VARCHAR constant to field's type through
 // Iceberg's own parsing.
-func constantText(e *exprJS, field iceberg.NestedField) (iceberg.Literal, bool) {
+func constantText(e *duckdbsql.Expr, field iceberg.NestedField) (iceberg.Literal, bool) {
 	if e.Value == nil || e.Value.IsNull || e.Value.Type.ID != "VARCHAR" {
 		return nil, false
 	}
@@ -312,14 +200,4 @@ func constantText(e *exprJS, field iceberg.NestedField) (iceberg.Literal, bool) 
 		return nil, false
 	}
 	return lit, true
-}
-
-// UnmarshalJSON keeps the raw expression next to the fields read.
-func (e *exprJS) UnmarshalJSON(b []byte) error {
-	type plain exprJS
-	if err := json.Unmarshal(b, (*plain)(e)); err != nil {
-		return err
-	}
-	e.raw = append(json.RawMessage(nil), b...)
-	return nil
 }

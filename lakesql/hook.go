@@ -2,7 +2,6 @@ package lakesql
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // ErrReadOnly is wrapped by the error that refuses a write to the lake.
@@ -385,36 +385,24 @@ func (c *Catalog) load(ctx context.Context, v *view) (*table.Table, error) {
 
 // parseSelect returns the parsed SELECT node of sql, or nil when sql is
 // not one SELECT.
-func parseSelect(ctx context.Context, conn *engine.Conn, sql string) *nodeJS {
-	rows, err := conn.Query(ctx, "SELECT json_serialize_sql(?::VARCHAR)", sql)
+func parseSelect(ctx context.Context, conn *engine.Conn, sql string) *duckdbsql.Node {
+	t, err := conn.SyntaxTree(ctx, sql)
 	if err != nil {
 		return nil
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		return nil
-	}
-	var p parsed
-	if json.Unmarshal([]byte(rows.RecordBatch().Column(0).ValueStr(0)), &p) != nil || p.Error || len(p.Statements) != 1 {
-		return nil
-	}
-	n := p.Statements[0].Node
-	if n == nil || n.Type != "SELECT_NODE" {
-		return nil
-	}
-	return n
+	return t.Select()
 }
 
 // filterFor is the Iceberg row filter of a SELECT's WHERE clause for v.
-func (c *Catalog) filterFor(node *nodeJS, v *view) iceberg.BooleanExpression {
-	tables, ok := baseTables(node.From)
+func (c *Catalog) filterFor(node *duckdbsql.Node, v *view) iceberg.BooleanExpression {
+	tables, ok := duckdbsql.BaseTables(node.From)
 	if !ok || node.Where == nil {
 		return nil
 	}
-	var me *tableRef
+	var me *duckdbsql.BaseTable
 	for i := range tables {
 		t := &tables[i]
-		if strings.EqualFold(t.catalog, CatalogName) && strings.EqualFold(t.table, v.duckName()) {
+		if strings.EqualFold(t.Catalog, CatalogName) && strings.EqualFold(t.Table, v.duckName()) {
 			me = t
 		}
 	}
@@ -425,10 +413,10 @@ func (c *Catalog) filterFor(node *nodeJS, v *view) iceberg.BooleanExpression {
 		if q == "" {
 			return len(tables) == 1
 		}
-		if me.alias != "" {
-			return strings.EqualFold(q, me.alias)
+		if me.Alias != "" {
+			return strings.EqualFold(q, me.Alias)
 		}
-		return strings.EqualFold(q, me.table)
+		return strings.EqualFold(q, me.Table)
 	}
 	c.mu.Lock()
 	sch := v.sch

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 func TestWriteTargets(t *testing.T) {
@@ -76,7 +78,7 @@ func FuzzPruneFilter(f *testing.F) {
 		iceberg.NestedField{ID: 4, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
 	)
 	f.Fuzz(func(t *testing.T, where string) {
-		var e exprJS
+		var e duckdbsql.Expr
 		if json.Unmarshal([]byte(where), &e) != nil {
 			return
 		}

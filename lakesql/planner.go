@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Planner splits a scan of one lake table into parts, one result endpoint
@@ -94,17 +95,17 @@ func (p *Planner) Bind(ctx context.Context, sql string, part json.RawMessage) (c
 
 // splittable reports whether a SELECT is a plain scan of v, whose rows
 // can be read in parts and concatenated.
-func (c *Catalog) splittable(n *nodeJS, v *view) bool {
+func (c *Catalog) splittable(n *duckdbsql.Node, v *view) bool {
 	if len(n.Modifiers) > 0 || len(n.CTEMap.Map) > 0 || len(n.GroupBy) > 0 || n.Having != nil || n.Qualify != nil ||
 		(len(n.Sample) > 0 && string(n.Sample) != "null") || (n.Aggregate != "" && n.Aggregate != "STANDARD_HANDLING") {
 		return false
 	}
-	tables, ok := baseTables(n.From)
+	tables, ok := duckdbsql.BaseTables(n.From)
 	if !ok || len(tables) != 1 || n.From.Type != "BASE_TABLE" {
 		return false
 	}
 	t := tables[0]
-	if !strings.EqualFold(t.table, v.name) || (t.catalog != "" && !strings.EqualFold(t.catalog, CatalogName)) {
+	if !strings.EqualFold(t.Table, v.name) || (t.Catalog != "" && !strings.EqualFold(t.Catalog, CatalogName)) {
 		return false
 	}
 	for _, e := range n.SelectList {
@@ -118,13 +119,9 @@ func (c *Catalog) splittable(n *nodeJS, v *view) bool {
 // plainExpr reports whether an expression has no aggregate, window or
 // subquery anywhere in it. It walks the expression's JSON generically, so
 // no kind of child is missed.
-func (c *Catalog) plainExpr(e *exprJS) bool {
-	b, err := json.Marshal(e.raw)
-	if err != nil || e.raw == nil {
-		return false
-	}
+func (c *Catalog) plainExpr(e *duckdbsql.Expr) bool {
 	var tree any
-	if json.Unmarshal(b, &tree) != nil {
+	if e.Raw == nil || json.Unmarshal(e.Raw, &tree) != nil {
 		return false
 	}
 	return c.plainJSON(tree)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"google.golang.org/grpc/codes"
@@ -520,31 +518,15 @@ func (r *exportRoot) prepare(ctx context.Context, c *copyStmt, st *engine.Stmt) 
 // (json_serialize_sql serializes nothing else), so that the COPY rebuilt
 // around it is the export and nothing more.
 func checkQuery(ctx context.Context, c *engine.Conn, query string) error {
-	rows, err := c.Query(ctx, "SELECT json_serialize_sql(?::VARCHAR)", query)
-	if err != nil {
-		return failuref(codes.Internal, "check the export's query: %v", err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return failuref(codes.Internal, "check the export's query: %v", rows.Err())
-	}
-	col, ok := rows.RecordBatch().Column(0).(*array.String)
-	if !ok || col.Len() != 1 {
-		return failuref(codes.Internal, "check the export's query: json_serialize_sql returned %s", rows.RecordBatch().Column(0).DataType())
-	}
-	var parsed struct {
-		Error      bool              `json:"error"`
-		Message    string            `json:"error_message"`
-		Statements []json.RawMessage `json:"statements"`
-	}
-	if err := json.Unmarshal([]byte(col.Value(0)), &parsed); err != nil {
-		return failuref(codes.Internal, "check the export's query: %v", err)
-	}
+	tree, err := c.SyntaxTree(ctx, query)
+	var pe *duckdbsql.PlanError
 	switch {
-	case parsed.Error:
-		return refusef("the query of COPY (query) TO must be one SELECT: %s", parsed.Message)
-	case len(parsed.Statements) != 1:
-		return refusef("the query of COPY (query) TO must be one SELECT, not %d statements", len(parsed.Statements))
+	case errors.As(err, &pe):
+		return refusef("the query of COPY (query) TO must be one SELECT: %s", pe.Message)
+	case err != nil:
+		return failuref(codes.Internal, "check the export's query: %v", err)
+	case len(tree.Statements) != 1:
+		return refusef("the query of COPY (query) TO must be one SELECT, not %d statements", len(tree.Statements))
 	}
 	return nil
 }
