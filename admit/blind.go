@@ -2,6 +2,8 @@ package admit
 
 import (
 	"math"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Some statements cost what no estimate shows. DuckDB plans a recursive
@@ -15,7 +17,7 @@ import (
 // recursivePlan reports whether a plan runs a recursive CTE (DuckDB's
 // REC_CTE operator): a view or an INSERT … SELECT that json_serialize_sql
 // does not show.
-func recursivePlan(nodes []planNode) bool {
+func recursivePlan(nodes []duckdbsql.Operator) bool {
 	for i := range nodes {
 		if nodes[i].Name == "REC_CTE" || nodes[i].Name == "REC_KEY_CTE" || recursivePlan(nodes[i].Children) {
 			return true
@@ -35,9 +37,9 @@ var productJoins = map[string]bool{
 // operator's estimate, or for a join that may pair every row of its
 // inputs (productJoins), the product of its inputs' rows. ok is false
 // when an input of such a join has no estimate.
-func widestStep(n *planNode) (int64, bool) {
+func widestStep(n *duckdbsql.Operator) (int64, bool) {
 	widest := int64(0)
-	if est, ok := n.info("Estimated Cardinality"); ok {
+	if est, ok := n.Info("Estimated Cardinality"); ok {
 		widest = est
 	}
 	if productJoins[n.Name] {

@@ -2,9 +2,7 @@ package admit
 
 import (
 	"context"
-	"encoding/json"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +62,7 @@ type Classifier struct {
 // arrive meanwhile wait for instead of planning it again.
 type planCall struct {
 	done  chan struct{} // closed when roots and err are set
-	roots []planNode
+	roots []duckdbsql.Operator
 	err   error
 }
 
@@ -321,24 +319,6 @@ func remember[V any](m map[Key]V, k Key, v V) {
 	m[k] = v
 }
 
-// planNode is one operator of DuckDB's EXPLAIN (FORMAT json).
-type planNode struct {
-	Name      string         `json:"name"`
-	Children  []planNode     `json:"children"`
-	ExtraInfo map[string]any `json:"extra_info"`
-}
-
-func (n *planNode) info(key string) (int64, bool) {
-	switch v := n.ExtraInfo[key].(type) {
-	case string:
-		x, err := strconv.ParseInt(v, 10, 64)
-		return x, err == nil
-	case float64:
-		return int64(v), true
-	}
-	return 0, false
-}
-
 // plan returns k's plan. Queries of the same key that arrive
 // while it is being planned share that plan: after a restart, the
 // thousand clients of quiver bench load sent the same fetch within a
@@ -346,7 +326,7 @@ func (n *planNode) info(key string) (int64, bool) {
 // plan runs on its own query's goroutine and connection (explain), so a
 // query that shares another's plan waits for it only as long as its own
 // ctx allows, and plans by itself if that plan failed.
-func (c *Classifier) plan(ctx context.Context, k Key, explain func() ([]byte, error)) ([]planNode, error) {
+func (c *Classifier) plan(ctx context.Context, k Key, explain func() ([]byte, error)) ([]duckdbsql.Operator, error) {
 	c.mu.Lock()
 	if call, ok := c.planning[k]; ok {
 		c.mu.Unlock()
@@ -375,7 +355,7 @@ func (c *Classifier) plan(ctx context.Context, k Key, explain func() ([]byte, er
 }
 
 // planOwn runs explain in its turn (see Planners) and reads its plan.
-func (c *Classifier) planOwn(ctx context.Context, explain func() ([]byte, error)) ([]planNode, error) {
+func (c *Classifier) planOwn(ctx context.Context, explain func() ([]byte, error)) ([]duckdbsql.Operator, error) {
 	release, ok := c.planSlot(ctx)
 	if !ok {
 		return nil, ctx.Err()
@@ -385,25 +365,18 @@ func (c *Classifier) planOwn(ctx context.Context, explain func() ([]byte, error)
 }
 
 // explainPlan runs explain and reads its plan's operators.
-func explainPlan(explain func() ([]byte, error)) ([]planNode, error) {
+func explainPlan(explain func() ([]byte, error)) ([]duckdbsql.Operator, error) {
 	plan, err := explain()
 	if err != nil {
 		return nil, err
 	}
-	return parsePlan(plan)
-}
-
-// parsePlan reads DuckDB's EXPLAIN (FORMAT json) output.
-func parsePlan(plan []byte) ([]planNode, error) {
-	var roots []planNode
-	err := json.Unmarshal(plan, &roots)
-	return roots, err
+	return duckdbsql.ReadExplain(plan)
 }
 
 // estimate returns the rows a plan is estimated to return and to read
 // from its sources (the sum of its leaves' estimates). ok is false when
 // the plan does not say.
-func estimate(roots []planNode) (out, scan int64, ok bool) {
+func estimate(roots []duckdbsql.Operator) (out, scan int64, ok bool) {
 	if len(roots) == 0 {
 		return 0, 0, false
 	}
@@ -418,12 +391,12 @@ func estimate(roots []planNode) (out, scan int64, ok bool) {
 }
 
 // outRows estimates the rows n returns.
-func outRows(n *planNode) (int64, bool) {
+func outRows(n *duckdbsql.Operator) (int64, bool) {
 	switch n.Name {
 	case "UNGROUPED_AGGREGATE", "SIMPLE_AGGREGATE", "INSERT", "DELETE", "UPDATE", "CREATE_TABLE_AS", "EMPTY_RESULT":
 		return 1, true
 	case "TOP_N", "LIMIT", "STREAMING_LIMIT":
-		if top, ok := n.info("Top"); ok {
+		if top, ok := n.Info("Top"); ok {
 			return top, true
 		}
 	case "UNION":
@@ -437,7 +410,7 @@ func outRows(n *planNode) (int64, bool) {
 		}
 		return sum, true
 	}
-	if est, ok := n.info("Estimated Cardinality"); ok && est > 0 {
+	if est, ok := n.Info("Estimated Cardinality"); ok && est > 0 {
 		return est, true
 	}
 	if len(n.Children) == 0 {
@@ -449,7 +422,7 @@ func outRows(n *planNode) (int64, bool) {
 }
 
 // scanRows sums the estimates of n's leaves.
-func scanRows(n *planNode) (int64, bool) {
+func scanRows(n *duckdbsql.Operator) (int64, bool) {
 	if len(n.Children) == 0 {
 		switch n.Name {
 		case "DUMMY_SCAN": // SELECT 42
@@ -457,7 +430,7 @@ func scanRows(n *planNode) (int64, bool) {
 		case "EMPTY_RESULT":
 			return 0, true
 		}
-		est, ok := n.info("Estimated Cardinality")
+		est, ok := n.Info("Estimated Cardinality")
 		return est, ok
 	}
 	var sum int64
@@ -475,7 +448,7 @@ func scanRows(n *planNode) (int64, bool) {
 // READ_CSV, READ_JSON and the like), such as a lake table's. DuckDB
 // estimates such a scan from its first file alone, so a scan of many
 // files can look small.
-func readsFiles(nodes []planNode) bool {
+func readsFiles(nodes []duckdbsql.Operator) bool {
 	for i := range nodes {
 		if strings.HasPrefix(nodes[i].Name, "READ_") || readsFiles(nodes[i].Children) {
 			return true

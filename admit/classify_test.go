@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Plans as DuckDB 1.5.6 prints them for EXPLAIN (FORMAT json).
@@ -30,7 +32,7 @@ const (
 // planEstimate is estimate over a plan's text; ok is false when it
 // does not parse or does not say.
 func planEstimate(plan []byte) (out, scan int64, ok bool) {
-	roots, err := parsePlan(plan)
+	roots, err := duckdbsql.ReadExplain(plan)
 	if err != nil {
 		return 0, 0, false
 	}
@@ -39,7 +41,7 @@ func planEstimate(plan []byte) (out, scan int64, ok bool) {
 
 // planReadsFiles is readsFiles over a plan's text.
 func planReadsFiles(plan []byte) bool {
-	roots, err := parsePlan(plan)
+	roots, err := duckdbsql.ReadExplain(plan)
 	return err == nil && readsFiles(roots)
 }
 

@@ -2,12 +2,13 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // A force checkpoint (FORCE CHECKPOINT, CALL force_checkpoint(), or
@@ -93,15 +94,15 @@ func (c *Conn) forcesCheckpoint(ctx context.Context, sql string) bool {
 	if err != nil {
 		return false
 	}
-	var nodes []planNode
-	if json.Unmarshal(plan, &nodes) != nil {
+	nodes, err := duckdbsql.ReadExplain(plan)
+	if err != nil {
 		return false
 	}
 	return anyNode(nodes, "FORCE_CHECKPOINT")
 }
 
 // anyNode reports whether a node of the plan, at any depth, is named name.
-func anyNode(nodes []planNode, name string) bool {
+func anyNode(nodes []duckdbsql.Operator, name string) bool {
 	for _, n := range nodes {
 		if n.Name == name || anyNode(n.Children, name) {
 			return true

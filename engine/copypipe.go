@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // A COPY (query) TO whose query ends in a large LIMIT runs on one thread:
@@ -79,16 +80,10 @@ func (c *Conn) oneThreadPipeline(ctx context.Context, query string) (bool, error
 	return streamingLimitOnTop(plan)
 }
 
-// planNode is an operator of DuckDB's JSON plan.
-type planNode struct {
-	Name     string     `json:"name"`
-	Children []planNode `json:"children"`
-}
-
 // streamingLimitOnTop reads a JSON plan (see oneThreadPipeline).
 func streamingLimitOnTop(plan string) (bool, error) {
-	var roots []planNode
-	if err := json.Unmarshal([]byte(plan), &roots); err != nil {
+	roots, err := duckdbsql.ReadExplain([]byte(plan))
+	if err != nil {
 		return false, fmt.Errorf("read the export query's plan: %w", err)
 	}
 	if len(roots) != 1 {

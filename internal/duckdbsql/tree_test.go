@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/quiverdata/quiver/internal/duckdbsql"
@@ -103,4 +104,38 @@ func FuzzReadTree(f *testing.F) {
 			duckdbsql.Conjuncts(n.Where)
 		}
 	})
+}
+
+// TestReadExplain reads the linked DuckDB's EXPLAIN (FORMAT json): the
+// operators and the estimates admission and the export read.
+func TestReadExplain(t *testing.T) {
+	p := newParser(t)
+	ctx := context.Background()
+	js, err := p.c.ExplainJSON(ctx, "SELECT count(*) FROM range(1000) WHERE range % 2 = 0 LIMIT 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := duckdbsql.ReadExplain(js)
+	if err != nil || len(roots) != 1 {
+		t.Fatalf("ReadExplain = %d roots, %v; want one", len(roots), err)
+	}
+	var names []string
+	var estimated bool
+	var walk func(o *duckdbsql.Operator)
+	walk = func(o *duckdbsql.Operator) {
+		names = append(names, o.Name)
+		if _, ok := o.Info("Estimated Cardinality"); ok {
+			estimated = true
+		}
+		for i := range o.Children {
+			walk(&o.Children[i])
+		}
+	}
+	walk(&roots[0])
+	if !slices.Contains(names, "RANGE") || !estimated {
+		t.Errorf("operators %v, an estimate: %v; want a RANGE and an estimate", names, estimated)
+	}
+	if _, err := duckdbsql.ReadExplain([]byte("not json")); err == nil {
+		t.Error("ReadExplain of text that is not JSON: nil error")
+	}
 }
