@@ -6,10 +6,20 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
+# The version a build says it is (quiver version, /healthz, the Flight SQL
+# server version, the MySQL handshake): git describe of the checkout, its
+# commit, and the build's date. Outside git they stay empty and the
+# binary says it was built outside git.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VPKG    := github.com/quiverdata/quiver/internal/version
+LDFLAGS := -X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT) -X $(VPKG).date=$(DATE)
+
 .PHONY: build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
-	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/quiver
 
 # console-assets installs the web console's libraries (apache-arrow and
 # uPlot) from console/web's pinned lockfile with npm ci, into

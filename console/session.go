@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/internal/version"
 )
 
 // cookieName holds the session's bearer token.
@@ -140,15 +141,18 @@ func localOnly(r *http.Request) error {
 }
 
 type sessionInfo struct {
-	Kind string  `json:"kind"`
-	Auth bool    `json:"auth"`
-	User *string `json:"user"`
-	Role *string `json:"role"`
-	CSRF *string `json:"csrf"`
+	// Version is the server's version and commit, as quiver version
+	// prints them.
+	Version string  `json:"version"`
+	Kind    string  `json:"kind"`
+	Auth    bool    `json:"auth"`
+	User    *string `json:"user"`
+	Role    *string `json:"role"`
+	CSRF    *string `json:"csrf"`
 }
 
 func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
-	info := sessionInfo{Kind: c.opts.Kind, Auth: c.authOn()}
+	info := sessionInfo{Version: version.Get().Short(), Kind: c.opts.Kind, Auth: c.authOn()}
 	if u, token, ok := c.session(r); ok {
 		name, role, csrf := u.Name, u.Role.String(), c.csrfToken(token)
 		info.User, info.Role, info.CSRF = &name, &role, &csrf

@@ -16,10 +16,8 @@ import (
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/version"
 )
-
-// serverVersion is the version GetSqlInfo reports.
-const serverVersion = "0.1.0"
 
 // registerSQLInfo registers what GetSqlInfo reports about the server:
 // every id Flight SQL defines, each with the value type the Java
@@ -45,7 +43,7 @@ func registerSQLInfo(s *Server) error {
 	infos := map[flightsql.SqlInfo]any{
 		// The server.
 		flightsql.SqlInfoFlightSqlServerName:         "quiver",
-		flightsql.SqlInfoFlightSqlServerVersion:      "quiver " + serverVersion + " (DuckDB " + duckdb.LibraryVersion() + ")",
+		flightsql.SqlInfoFlightSqlServerVersion:      "quiver " + version.Get().Short() + " (DuckDB " + duckdb.LibraryVersion() + ")",
 		flightsql.SqlInfoFlightSqlServerArrowVersion: arrow.PkgVersion,
 		flightsql.SqlInfoFlightSqlServerReadOnly:     false,
 		flightsql.SqlInfoFlightSqlServerSql:          true,

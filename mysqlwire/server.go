@@ -18,6 +18,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/version"
 )
 
 // Users checks mysql_native_password logins. *auth.Store implements it.
@@ -89,7 +90,10 @@ type Options struct {
 	MaxPendingConnections    int
 }
 
-const defaultServerVersion = "8.0.33-quiver"
+// defaultServerVersion is the version the handshake announces: a MySQL
+// 8.0 that clients parse as one (they read the leading numbers), then
+// which quiver this is.
+var defaultServerVersion = "8.0.33-quiver-" + version.Get().Version
 
 func (o *Options) setDefaults() {
 	if st, ok := o.Users.(*auth.Store); ok && st == nil {

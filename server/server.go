@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/internal/version"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/lakesql"
 )
@@ -263,7 +265,8 @@ func (s *Server) startHTTP() error {
 			http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		fmt.Fprintln(w, "ok")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(health{Status: "ok", Info: version.Get()})
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.HTTPAddr = ln.Addr().String()
@@ -301,4 +304,10 @@ func (s *Server) Shutdown(ctx context.Context) {
 		s.log.Info("stopped", "component", st.name, "took", time.Since(start).Round(time.Millisecond))
 	}
 	s.stops = nil
+}
+
+// health is /healthz's answer: "ok", and which quiver is serving.
+type health struct {
+	Status string `json:"status"`
+	version.Info
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
+	"github.com/quiverdata/quiver/internal/version"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -79,6 +81,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		threads      = fs.Int("threads", 0, "DuckDB worker threads (0: DuckDB's default)")
 		memLimit     = fs.String("memory-limit", "", "DuckDB memory limit, e.g. 4GB")
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
+		logFormat    = fs.String("log-format", "text", logFormatUsage)
 	)
 	lf.register(fs)
 	pos, err := parseFlags(fs, args)
@@ -88,10 +91,11 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	log, err := newLogger(*logLevel)
+	log, err := newLogger(*logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
+	logStart(log, "ingest")
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, req := range []struct{ name, val string }{
@@ -257,7 +261,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			}
 			return nil
 		}
-		stop, err := serveMetrics(*httpAddr, live, log)
+		stop, err := serveMetrics(*httpAddr, live, log, announcer(*logFormat, log))
 		if err != nil {
 			return err
 		}
@@ -365,7 +369,7 @@ func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
 // serveMetrics serves /metrics, /healthz and, at /, the web console's
 // ingest view, which shows what live returns (nil: nothing yet), until the
 // returned stop runs.
-func serveMetrics(addr string, live func() any, log *slog.Logger) (func(), error) {
+func serveMetrics(addr string, live func() any, log *slog.Logger, announce func(proto, addr string)) (func(), error) {
 	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("web console: %w", err)
@@ -376,12 +380,18 @@ func serveMetrics(addr string, live func() any, log *slog.Logger) (func(), error
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(struct {
+			Status string `json:"status"`
+			version.Info
+		}{"ok", version.Get()})
+	})
 	mux.Handle("/", con)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "quiver: http listening on %s\n", ln.Addr())
+	announce("http", ln.Addr().String())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/quiverdata/quiver/internal/version"
 )
 
 // command is one verb: quiver <name> [flags] [args].
@@ -60,6 +62,9 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -147,10 +152,36 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // newLogger returns the process logger: text to stderr at the given level.
-func newLogger(level string) (*slog.Logger, error) {
+func newLogger(level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("bad --log-level %q: use debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, usagef("bad --log-format %q: use text or json", format)
+}
+
+// logFormatUsage is the help of every verb's --log-format.
+const logFormatUsage = "log lines as text (key=value) or json (one object a line), with the same keys"
+
+// announcer says where a listener listens: the line scripts wait for,
+// "quiver: PROTO listening on ADDR", or in a JSON log, a record.
+func announcer(format string, l *slog.Logger) func(proto, addr string) {
+	if format == "json" {
+		return func(proto, addr string) { l.Info("listening", "proto", proto, "addr", addr) }
+	}
+	return func(proto, addr string) { fmt.Fprintf(stderr, "quiver: %s listening on %s\n", proto, addr) }
+}
+
+// logStart logs which quiver is starting, first of all its lines.
+func logStart(l *slog.Logger, verb string) {
+	v := version.Get()
+	l.Info("quiver "+verb+" starting", "version", v.Version, "commit", v.Commit, "built", v.Date,
+		"duckdb", v.DuckDB, "arrow_go", v.Arrow, "go", v.Go)
 }

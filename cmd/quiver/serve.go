@@ -97,11 +97,12 @@ func (u *userList) last(flag string) (*userFlags, error) {
 
 // serveFlags are serve's parsed flags.
 type serveFlags struct {
-	cfg      server.Config
-	users    userList
-	logLevel string
-	drain    time.Duration
-	lake     lakeFlags
+	cfg       server.Config
+	users     userList
+	logLevel  string
+	logFormat string
+	drain     time.Duration
+	lake      lakeFlags
 	// lakeCache, lakeCacheMB and lakePartMB configure serving the lake.
 	lakeCache   string
 	lakeCacheMB int64
@@ -199,6 +200,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&cfg.Advertise, "advertise", "", "HOST:PORT clients reach this server's Flight port at, listed on result endpoints (default: the Flight address when --peers is given)")
 	fs.StringVar(&f.peers, "peers", "", "comma-separated HOST:PORT Flight addresses of other replicas serving the same lake, or @FILE with one per line; listed on result endpoints so clients spread fetches and fail over")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", logFormatUsage)
 	return fs, f
 }
 
@@ -224,9 +226,11 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if len(cfg.Security.Users) > 0 && cfg.Security.UsersFile != "" {
 		return usagef("give --users-file or --user, not both")
 	}
-	if cfg.Logger, err = newLogger(logLevel); err != nil {
+	if cfg.Logger, err = newLogger(logLevel, f.logFormat); err != nil {
 		return err
 	}
+	logStart(cfg.Logger, "serve")
+	cfg.Announce = announcer(f.logFormat, cfg.Logger)
 	if len(cfg.Security.Users) > 0 {
 		cfg.Logger.Warn("--password puts passwords in the process list, where every local user can read them; keep users in a file instead: quiver user add NAME --users-file FILE, then quiver serve --users-file FILE")
 	}
@@ -303,7 +307,13 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
-	printHints(srv, cfg)
+	if f.logFormat == "json" {
+		// Every line of a JSON log is an object: the hints become one.
+		cfg.Logger.Info("quiver is ready", "database", cfg.DB, "flight", srv.FlightAddr, "mysql", srv.MySQLAddr,
+			"http", srv.HTTPAddr, "metrics", srv.MetricsAddr)
+	} else {
+		printHints(srv, cfg)
+	}
 	if c.started != nil {
 		c.started(srv)
 	}

@@ -250,6 +250,7 @@
   function applySession(s) {
     S.session = s;
     $('boot').hidden = true;
+    $('version').textContent = s.version || '';
     if (!S.started) setupKind(s.kind);
     if (s.auth && !s.user) { showLogin(''); return; }
     showApp();
