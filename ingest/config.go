@@ -59,8 +59,15 @@ var ErrConfig = errors.New("invalid ingest configuration")
 // Config configures a Pipeline. Zero values take the defaults noted on each
 // field; New validates it.
 type Config struct {
-	// DBPath is the live DuckDB file. Required.
+	// DBPath is the live DuckDB file. Required, unless DB is set.
 	DBPath string
+	// DB, when set, is the database the pipeline writes into instead of
+	// opening DBPath: quiver serve --ingest's served database, which
+	// queries read while batches commit. The pipeline neither opens nor
+	// closes it and never rotates it (see the package documentation,
+	// "Inside the server"); DBPath then defaults to DB's path and is only
+	// where the disk guard looks.
+	DB *engine.DB
 	// Table receives one row per decoded message. Required.
 	Table string
 	// Message is the Protobuf message type the values hold. Required.
@@ -208,7 +215,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ParquetVersion, err = lake.ParseParquetVersion(c.ParquetVersion); err != nil {
 		return c, fmt.Errorf("%w: --parquet-version: %v", ErrConfig, err)
 	}
-	if c.DBPath != "" {
+	if c.DB != nil && c.DBPath == "" {
+		c.DBPath = c.DB.Path()
+	}
+	if c.DBPath != "" && !strings.HasSuffix(c.DBPath, ":memory:") {
 		if c.DBPath, err = filepath.Abs(c.DBPath); err != nil {
 			return c, fmt.Errorf("%w: --db: %v", ErrConfig, err)
 		}
@@ -226,8 +236,16 @@ func (c Config) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
+	if c.DB != nil {
+		switch {
+		case c.ExportDir != "" || c.Rotate.Enabled():
+			return bad("ingest inside the server writes into the served database, which never rotates: it takes no export directory or rotation")
+		case c.Lake != nil:
+			return bad("ingest inside the server does not stream to a lake: run quiver ingest --lake beside the server, and serve the lake with quiver serve --lake")
+		}
+	}
 	switch {
-	case c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:"):
+	case c.DB == nil && (c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:")):
 		return bad("a database file is required (rotation and crash recovery need one)")
 	case c.Table == "":
 		return bad("a table name is required")
@@ -249,6 +267,9 @@ func (c Config) validate() error {
 		return bad("a lake needs an open catalog, a namespace, a group and a topic")
 	case c.Rotate.MaxBytes < 0 || c.Rotate.MaxAge < 0 || c.DiskCeiling < 0 || c.MinFreeDisk < 0:
 		return bad("sizes and durations cannot be negative")
+	}
+	if c.DB != nil {
+		return nil
 	}
 	if fi, err := os.Stat(filepath.Dir(c.DBPath)); err != nil || !fi.IsDir() {
 		return bad("directory of database %s does not exist", c.DBPath)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -70,6 +71,11 @@ type Config struct {
 	// ExportS3 reaches an s3:// export root; when it is zero and the lake
 	// is on S3, the lake's settings are used.
 	ExportS3 lakeice.S3Config
+	// Ingest are Kafka pipelines that write into the served database
+	// (quiver serve --ingest). They start once the database is open and
+	// stop, drained, before it closes; their rows are visible to every
+	// endpoint the moment their batch commits.
+	Ingest []IngestPipeline
 }
 
 // Server is a running quiver.
@@ -93,7 +99,10 @@ type Server struct {
 
 	sec   *security
 	stops []namedStop
-	errc  chan error
+
+	pipeMu    sync.Mutex
+	pipelines []*runningPipeline
+	errc      chan error
 }
 
 type namedStop struct {
@@ -163,6 +172,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	// After the database, before the listeners: a pipeline stops, drained,
+	// after the endpoints stopped taking queries and before the database
+	// closes.
+	if err := s.startIngest(ctx); err != nil {
+		return nil, err
+	}
 
 	if err := s.startFlight(sec); err != nil {
 		return nil, err
@@ -225,7 +240,8 @@ func (s *Server) startHTTP() error {
 	}
 	con, err := console.New(console.Options{Kind: console.KindServe, DB: s.DB, Users: s.sec.users, Tokens: s.sec.tokens,
 		Authorize: func(u auth.User, st *engine.Stmt) error { return s.sec.authorizeUser(u, st, "http") },
-		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log})
+		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log,
+		Pipelines: s.ingestLive()})
 	if err != nil {
 		ln.Close()
 		return err
