@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
 )
@@ -108,6 +109,7 @@ type serveFlags struct {
 	peers       string
 	memory      string
 	admission   bool
+	ingest      string
 }
 
 // newServeFlags declares serve's flags.
@@ -150,6 +152,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.Float64Var(&f.lakePartMB, "lake-part-mb", 64, "data per endpoint when a lake scan is split over several endpoints, in MiB")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "HOST:PORT clients reach this server's Flight port at, listed on result endpoints (default: the Flight address when --peers is given)")
 	fs.StringVar(&f.peers, "peers", "", "comma-separated HOST:PORT Flight addresses of other replicas serving the same lake, or @FILE with one per line; listed on result endpoints so clients spread fetches and fail over")
+	fs.StringVar(&f.ingest, "ingest", "", "TOML file of Kafka pipelines to run into the served database, one [[pipeline]] table each, whose keys are quiver ingest's flags (see the README); their rows are visible to every endpoint as each batch commits")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs, f
 }
@@ -213,8 +216,16 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--max-running, --max-connections, --queue-timeout and --txn-idle-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
 	}
 	cfg.Limits.Off = !f.admission
+	if f.ingest != "" {
+		if cfg.Ingest, err = ingestPipelines(ctx, f.ingest, cfg.Logger); err != nil {
+			return err
+		}
+	}
 
 	srv, err := server.Start(ctx, cfg)
+	if errors.Is(err, ingest.ErrConfig) {
+		return usagef("--ingest: %s", strings.ReplaceAll(err.Error(), ingest.ErrConfig.Error()+": ", ""))
+	}
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
