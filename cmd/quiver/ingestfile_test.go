@@ -93,6 +93,25 @@ func TestIngestFile_Errors(t *testing.T) {
 // TestServe_IngestFile runs quiver serve --ingest with a file of one
 // pipeline: the topic's messages are queryable through the server.
 func TestServe_IngestFile(t *testing.T) {
+	srv := serveIngest(t, 2500, "--http", "")
+	c := testutil.Dial(t, srv, client.Config{})
+	var got int64
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got, err = testutil.CountRows(context.Background(), c, "SELECT * FROM events"); err == nil && got == 2500 {
+			break
+		}
+	}
+	if got != 2500 {
+		t.Fatalf("rows: got %d (%v), want 2500", got, err)
+	}
+}
+
+// serveIngest starts quiver serve --ingest on a fresh Kafka topic events
+// holding n Flat messages, with the extra arguments, and stops it when the
+// test ends.
+func serveIngest(t *testing.T, n int, extra ...string) *server.Server {
+	t.Helper()
 	cl, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,16 +131,16 @@ func TestServe_IngestFile(t *testing.T) {
 	}
 	file := filepath.Join(dir, "ingest.toml")
 	text := "[[pipeline]]\nbrokers = [\"" + cl.ListenAddrs()[0] + "\"]\ntopic = \"events\"\ngroup = \"serve\"\n" +
-		"proto = \"events.proto\"\nmessage = \"quiver.test.Flat\"\ntable = \"events\"\nbatch-rows = 1_000\nflush-interval = \"100ms\"\n"
+		"proto = \"events.proto\"\nmessage = \"quiver.test.Flat\"\ntable = \"events\"\nbatch-rows = 1_000\nflush-interval = \"100ms\"\nmin-free-mb = 0\n"
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	produceFlatCLI(t, cl.ListenAddrs(), proto, 2500)
+	produceFlatCLI(t, cl.ListenAddrs(), proto, n)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *server.Server, 1)
 	done := make(chan error, 1)
-	args := []string{"--db", filepath.Join(dir, "q.duckdb"), "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--ingest", file, "--log-level", "error"}
+	args := append([]string{"--db", filepath.Join(dir, "q.duckdb"), "--flight", "127.0.0.1:0", "--mysql", "", "--ingest", file, "--log-level", "error"}, extra...)
 	go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, args) }()
 	t.Cleanup(func() {
 		cancel()
@@ -131,24 +150,15 @@ func TestServe_IngestFile(t *testing.T) {
 			t.Error("serve did not stop")
 		}
 	})
-	var srv *server.Server
 	select {
-	case srv = <-started:
+	case srv := <-started:
+		return srv
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	case <-time.After(time.Minute):
 		t.Fatal("serve did not start")
 	}
-	c := testutil.Dial(t, srv, client.Config{})
-	var got int64
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got, err = testutil.CountRows(ctx, c, "SELECT * FROM events"); err == nil && got == 2500 {
-			break
-		}
-	}
-	if got != 2500 {
-		t.Fatalf("rows: got %d (%v), want 2500", got, err)
-	}
+	return nil
 }
 
 // produceFlatCLI writes n quiver.test.Flat messages with ids 0..n-1 to the
