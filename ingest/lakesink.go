@@ -62,8 +62,11 @@ type icebergSink struct {
 	cfg            LakeConfig
 	parquetVersion string // V1 or V2, for DuckDB's PARQUET_VERSION
 	rowGroupSize   int    // rows per row group; 0 keeps DuckDB's
-	tables         []sinkTable
-	log            *slog.Logger
+	// noCopy sends every row through iceberg-go's writer: the served
+	// database may not write files (see servedlake.go).
+	noCopy bool
+	tables []sinkTable
+	log    *slog.Logger
 
 	mu    sync.Mutex
 	owned map[int32]bool
@@ -449,7 +452,11 @@ func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg seg
 		}
 	}
 	src := "SELECT " + t.columns + " FROM " + seg.relation(t)
-	files, err := s.copyParquet(ctx, conn, tmp, t, src, where, id)
+	var files *iceberg.Files
+	var err error
+	if !s.noCopy {
+		files, err = s.copyParquet(ctx, conn, tmp, t, src, where, id)
+	}
 	switch {
 	case files != nil:
 		return files, nil

@@ -103,6 +103,10 @@ var (
 		Name: "quiver_ingest_lake_removed_uploads_total",
 		Help: "Data files deleted because the commit that uploaded them never landed (a crash or a failure between upload and commit).",
 	})
+	retainedDeletes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_retention_deleted_rows_total",
+		Help: "Rows a pipeline inside the server deleted from the served database because the lake holds them and they passed the retention.",
+	})
 	lakeStreamedRows = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_ingest_lake_streamed_rows_total",
 		Help: "Main-table rows written straight into the lake's Parquet files, without storing them in DuckDB, counted when their segment's stream is sealed.",

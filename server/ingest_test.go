@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/protobuf/proto"
@@ -24,6 +25,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/internal/testutil"
+	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -84,19 +86,37 @@ func ingestPipeline(t *testing.T, addrs []string, md protoreflect.MessageDescrip
 }
 
 // waitCount polls query over Flight until it returns want, for up to a
-// minute, and returns the last count.
+// minute, and returns the last count (-1 when it never answered).
 func waitCount(t *testing.T, c *client.Client, query string, want int64) int64 {
 	t.Helper()
-	var got int64
+	got := int64(-1)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		got = queryInt(t, c, query)
-		if got == want {
-			return got
+		if n, err := tryInt(c, query); err == nil {
+			got = n
+			if got == want {
+				return got
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return got
+}
+
+// tryInt runs a query returning one BIGINT.
+func tryInt(c *client.Client, query string) (int64, error) {
+	r, err := c.Query(context.Background(), query)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var v int64
+	for r.Next() {
+		if r.RecordBatch().NumRows() > 0 {
+			v = r.RecordBatch().Column(0).(*array.Int64).Value(0)
+		}
+	}
+	return v, r.Err()
 }
 
 // TestServer_Ingest runs a Kafka pipeline inside the server: its rows are
@@ -201,5 +221,86 @@ func TestServer_IngestRefused(t *testing.T) {
 				t.Errorf("got %v, want it to name %q", err, tc.wants)
 			}
 		})
+	}
+}
+
+// TestServer_IngestLake runs a pipeline inside the server that also feeds
+// a file:// lake the server serves: every row reaches the lake once,
+// through commits every interval, and the retention then deletes the
+// local rows the lake holds, and only those.
+func TestServer_IngestLake(t *testing.T) {
+	addrs := ingestCluster(t, 2)
+	md, err := protoarrow.Compile(context.Background(), "../ingest/testdata/events.proto", nil, "quiver.test.Flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	warehouse := lakeice.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
+	lk, err := lakeice.Open(context.Background(), warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	produceFlat(t, addrs, md, 2, 0, 2000)
+
+	pl := ingestPipeline(t, addrs, md)
+	pl.Config.Lake = &ingest.LakeConfig{Lake: lk, Namespace: "quiver", Group: "serve", Topic: ingestTopic}
+	pl.Config.CommitInterval = 200 * time.Millisecond
+	pl.Config.Retention = time.Hour
+	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(dir, "served.duckdb"),
+		Lake: &server.LakeConfig{Iceberg: warehouse}, Ingest: []server.IngestPipeline{pl}})
+	c := testutil.Dial(t, srv, client.Config{})
+	if got := waitCount(t, c, "SELECT count(*) FROM lake.quiver.events", 2000); got != 2000 {
+		t.Fatalf("rows in the lake: got %d, want 2000", got)
+	}
+	produceFlat(t, addrs, md, 2, 2000, 3000)
+	if got := waitCount(t, c, "SELECT count(*) FROM lake.quiver.events", 3000); got != 3000 {
+		t.Fatalf("rows in the lake after more: got %d, want 3000", got)
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM (SELECT DISTINCT _kafka_partition, _offset FROM lake.quiver.events)"); got != 3000 {
+		t.Errorf("distinct (partition, offset) in the lake: got %d, want 3000", got)
+	}
+	// The records are new: an hour's retention keeps them all.
+	if got := queryInt(t, c, "SELECT count(*) FROM events"); got != 3000 {
+		t.Errorf("local rows within the retention: got %d, want 3000", got)
+	}
+}
+
+// TestServer_IngestRetention checks that rows the lake holds leave the
+// served tables once older than the retention, while the lake keeps
+// every row once.
+func TestServer_IngestRetention(t *testing.T) {
+	addrs := ingestCluster(t, 2)
+	md, err := protoarrow.Compile(context.Background(), "../ingest/testdata/events.proto", nil, "quiver.test.Flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	warehouse := lakeice.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
+	lk, err := lakeice.Open(context.Background(), warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	produceFlat(t, addrs, md, 2, 0, 1500)
+	pl := ingestPipeline(t, addrs, md)
+	pl.Config.Lake = &ingest.LakeConfig{Lake: lk, Namespace: "quiver", Group: "serve", Topic: ingestTopic}
+	pl.Config.CommitInterval = 100 * time.Millisecond
+	pl.Config.Retention = time.Millisecond
+	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(dir, "served.duckdb"),
+		Lake: &server.LakeConfig{Iceberg: warehouse}, Ingest: []server.IngestPipeline{pl}})
+	c := testutil.Dial(t, srv, client.Config{})
+	if got := waitCount(t, c, "SELECT count(*) FROM lake.quiver.events", 1500); got != 1500 {
+		t.Fatalf("rows in the lake: got %d, want 1500", got)
+	}
+	if got := waitCount(t, c, "SELECT count(*) FROM events", 0); got != 0 {
+		t.Errorf("local rows past the retention: got %d, want 0", got)
+	}
+	produceFlat(t, addrs, md, 2, 1500, 2500)
+	if got := waitCount(t, c, "SELECT count(*) FROM lake.quiver.events", 2500); got != 2500 {
+		t.Fatalf("rows in the lake after more: got %d, want 2500", got)
+	}
+	if got := queryInt(t, c, "SELECT count(*) FROM (SELECT DISTINCT _kafka_partition, _offset FROM lake.quiver.events)"); got != 2500 {
+		t.Errorf("distinct (partition, offset) in the lake: got %d, want 2500", got)
 	}
 }

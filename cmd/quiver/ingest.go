@@ -118,6 +118,8 @@ type ingestOptions struct {
 	exportDir    *string
 	lf           lakeFlags
 	lakeBacklog  *int
+	commitEvery  *time.Duration
+	retention    *time.Duration
 	batchRows    *int
 	flushEvery   *time.Duration
 	decoders     *int
@@ -170,6 +172,8 @@ func newIngestOptions(fs *flag.FlagSet) *ingestOptions {
 	o.table = fs.String("table", "", "table receiving one row per message (required)")
 	o.exportDir = fs.String("export-dir", "", "directory for Parquet exports of rotated database files; enables rotation")
 	o.lakeBacklog = fs.Int("lake-max-backlog", 4, "with --lake, pause consumption while more rotated files than this wait for the lake")
+	o.commitEvery = fs.Duration("commit-interval", ingest.DefaultCommitInterval, "with --lake, commit what the pipeline has to the lake this often: the live segment rotates at least this often (0: only at --rotate-mb or --rotate-age)")
+	o.retention = fs.Duration("retention", 0, "inside quiver serve with a lake: delete from the served tables the rows the lake holds once their Kafka timestamp is this old (0: keep them)")
 	o.batchRows = fs.Int("batch-rows", ingest.DefaultBatchRows, "messages per insert batch")
 	o.flushEvery = fs.Duration("flush-interval", 2*time.Second, "insert a partial batch after it waited this long")
 	o.decoders = fs.Int("decoders", 0, "decoder goroutines (0: one per CPU)")
@@ -242,7 +246,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 	case withLake && *o.clients != 1:
 		return cfg, nil, usagef("--lake runs one consumer per process (--kafka-clients 1); start more processes to scale out")
 	case !withLake:
-		for _, f := range []string{"catalog", "namespace", "lake-max-backlog", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
+		for _, f := range []string{"catalog", "namespace", "lake-max-backlog", "commit-interval", "retention", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
 			if set[f] {
 				return cfg, nil, usagef("--%s needs --lake", f)
 			}
@@ -279,12 +283,16 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"flush-interval", *o.flushEvery}, {"rotate-age", *o.rotateAge}, {"session-timeout", *o.sessionTO}, {"idle-exit", *o.idleExit}, {"shutdown-timeout", *o.shutdownTO}} {
+	}{{"flush-interval", *o.flushEvery}, {"rotate-age", *o.rotateAge}, {"session-timeout", *o.sessionTO}, {"idle-exit", *o.idleExit}, {"shutdown-timeout", *o.shutdownTO},
+		{"commit-interval", *o.commitEvery}, {"retention", *o.retention}} {
 		if d.v < 0 {
 			return cfg, nil, usagef("--%s cannot be negative", d.name)
 		}
 	}
-	if (*o.exportDir != "" || withLake) && *o.rotateMB == 0 && *o.rotateAge == 0 {
+	if set["retention"] && !o.served {
+		return cfg, nil, usagef("--retention applies inside quiver serve (a pipeline of --ingest with a lake): quiver ingest's rotated files already leave the local disk")
+	}
+	if !o.served && (*o.exportDir != "" || withLake) && *o.rotateMB == 0 && *o.rotateAge == 0 {
 		return cfg, nil, usagef("--export-dir and --lake need --rotate-mb or --rotate-age to be non-zero")
 	}
 	var partKeys []lake.PartitionKey
@@ -336,7 +344,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 		ReportInterval: *o.reportEvery, IdleExit: *o.idleExit, ShutdownTimeout: *o.shutdownTO,
 		Threads: *o.threads, MemoryLimit: *o.memLimit, Logger: log,
 	}
-	if *o.exportDir != "" || withLake {
+	if !o.served && (*o.exportDir != "" || withLake) {
 		cfg.Rotate = lake.Policy{MaxBytes: *o.rotateMB << 20, MaxAge: *o.rotateAge}
 	}
 	if withLake {
@@ -355,6 +363,8 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 			return cfg, nil, usagef("--lake-max-backlog must be at least 1")
 		}
 		cfg.LakeMaxBacklog = *o.lakeBacklog
+		cfg.CommitInterval = *o.commitEvery
+		cfg.Retention = *o.retention
 		cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: o.lf.namespace, Group: *o.group, Topic: *o.topic, PartitionBy: lakeParts}
 	}
 	if *o.reportEvery == 0 {

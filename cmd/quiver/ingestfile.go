@@ -38,29 +38,19 @@ import (
 // servedExcluded are quiver ingest's flags that mean nothing for a
 // pipeline inside the server, and why. Every other flag is a key.
 var servedExcluded = map[string]string{
-	"db":                 "the pipeline writes into the served database (quiver serve --db)",
-	"http":               "the server's console shows its pipelines (quiver serve --http)",
-	"log-level":          "the server's log level applies (quiver serve --log-level)",
-	"threads":            "the served database's setting applies (quiver serve --threads)",
-	"memory-limit":       "the served database's setting applies (quiver serve --memory-limit, --memory)",
-	"idle-exit":          "a pipeline inside the server runs until the server stops",
-	"export-dir":         "the served database never rotates: run quiver ingest for Parquet exports",
-	"rotate-mb":          "the served database never rotates",
-	"rotate-age":         "the served database never rotates",
-	"partition-by":       "it lays out exported or lake files, which a pipeline inside the server does not write",
-	"norm-partition-by":  "it lays out exported or lake files, which a pipeline inside the server does not write",
-	"row-group-size":     "it sizes exported or lake files, which a pipeline inside the server does not write",
-	"parquet-version":    "it shapes exported or lake files, which a pipeline inside the server does not write",
-	"lake":               "stream to a lake with quiver ingest --lake beside the server, and serve it with quiver serve --lake",
-	"catalog":            "a pipeline inside the server does not write a lake",
-	"namespace":          "a pipeline inside the server does not write a lake",
-	"lake-max-backlog":   "a pipeline inside the server does not write a lake",
-	"s3-endpoint":        "a pipeline inside the server does not write a lake",
-	"s3-region":          "a pipeline inside the server does not write a lake",
-	"s3-path-style":      "a pipeline inside the server does not write a lake",
-	"catalog-credential": "a pipeline inside the server does not write a lake",
-	"catalog-token":      "a pipeline inside the server does not write a lake",
-	"connect-timeout":    "a pipeline inside the server does not write a lake",
+	"db":                "the pipeline writes into the served database (quiver serve --db)",
+	"http":              "the server's console shows its pipelines (quiver serve --http)",
+	"log-level":         "the server's log level applies (quiver serve --log-level)",
+	"threads":           "the served database's setting applies (quiver serve --threads)",
+	"memory-limit":      "the served database's setting applies (quiver serve --memory-limit, --memory)",
+	"idle-exit":         "a pipeline inside the server runs until the server stops",
+	"export-dir":        "the served database never rotates: run quiver ingest for Parquet exports",
+	"rotate-mb":         "the served database never rotates",
+	"rotate-age":        "the served database never rotates",
+	"norm-partition-by": "it lays out exported files, which a pipeline inside the server does not write",
+	"row-group-size":    "it sizes exported files; the lake's files inside the server are written by iceberg-go",
+	"parquet-version":   "it shapes exported files; the lake's files inside the server are written by iceberg-go",
+	"lake-max-backlog":  "a pipeline inside the server keeps its rows in the served database until the lake takes them: no backlog of files builds up",
 }
 
 // pathKeys are keys whose relative paths are read from the file's
@@ -243,34 +233,44 @@ func relativeTo(dir, list string) string {
 
 // ingestPipelines reads an ingest file and returns its pipelines for
 // server.Config.Ingest, each checked against its Kafka cluster (the topic
-// must exist). Errors name the pipeline's file and line.
-func ingestPipelines(ctx context.Context, path string, log *slog.Logger) ([]server.IngestPipeline, error) {
+// must exist), and what closes the lakes they opened once the server has
+// stopped. Errors name the pipeline's file and line.
+func ingestPipelines(ctx context.Context, path string, log *slog.Logger) (_ []server.IngestPipeline, closeAll func(), err error) {
 	fps, err := readIngestFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	closer := func() {
+		for _, fp := range fps {
+			fp.opts.close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closer()
+		}
+	}()
 	var out []server.IngestPipeline
 	for _, fp := range fps {
 		cfg, src, err := fp.opts.pipeline(ctx, log.With("pipeline", fp.name))
-		fp.opts.close()
 		if err != nil {
 			var ue *usageError
 			if errors.As(err, &ue) {
-				return nil, usagef("%s: pipeline: %s", fp.name, strings.ReplaceAll(ue.Error(), "--", ""))
+				return nil, nil, usagef("%s: pipeline: %s", fp.name, strings.ReplaceAll(ue.Error(), "--", ""))
 			}
-			return nil, fmt.Errorf("%s: %w", fp.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", fp.name, err)
 		}
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		_, err = src.Check(cctx)
 		cancel()
 		switch {
 		case errors.Is(err, kafka.ErrUnknownTopic):
-			return nil, usagef("%s: pipeline: topic %q does not exist on %s", fp.name, *fp.opts.topic, *fp.opts.brokers)
+			return nil, nil, usagef("%s: pipeline: topic %q does not exist on %s", fp.name, *fp.opts.topic, *fp.opts.brokers)
 		case err != nil:
-			return nil, fmt.Errorf("%s: %w (check the brokers key and that Kafka is up)", fp.name, err)
+			return nil, nil, fmt.Errorf("%s: %w (check the brokers key and that Kafka is up)", fp.name, err)
 		}
 		cfg.Logger = log.With("pipeline", fp.name)
 		out = append(out, server.IngestPipeline{Name: fp.name, Config: cfg, Source: src})
 	}
-	return out, nil
+	return out, closer, nil
 }

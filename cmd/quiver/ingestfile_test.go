@@ -76,7 +76,7 @@ func TestIngestFile_Errors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ingestPipelines(context.Background(), path, testLog())
+			_, _, err := ingestPipelines(context.Background(), path, testLog())
 			var ue *usageError
 			if !errors.As(err, &ue) {
 				t.Fatalf("got %v, want a usage error", err)

@@ -217,9 +217,11 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	}
 	cfg.Limits.Off = !f.admission
 	if f.ingest != "" {
-		if cfg.Ingest, err = ingestPipelines(ctx, f.ingest, cfg.Logger); err != nil {
+		var closeLakes func()
+		if cfg.Ingest, closeLakes, err = ingestPipelines(ctx, f.ingest, cfg.Logger); err != nil {
 			return err
 		}
+		defer closeLakes()
 	}
 
 	srv, err := server.Start(ctx, cfg)
