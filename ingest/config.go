@@ -283,6 +283,8 @@ func (c Config) validate() error {
 		return bad("a lake and an export directory cannot be used together")
 	case c.Lake != nil && (c.Lake.Lake == nil || c.Lake.Namespace == "" || c.Lake.Group == "" || c.Lake.Topic == ""):
 		return bad("a lake needs an open catalog, a namespace, a group and a topic")
+	case c.Lake != nil && (c.Lake.Maintain.Interval < 0 || c.Lake.Maintain.TargetFileBytes < 0 || c.Lake.Maintain.SnapshotRetention < 0 || c.Lake.Maintain.OrphanAge < 0):
+		return bad("compaction intervals, sizes and ages cannot be negative")
 	case c.Retention < 0:
 		return bad("the retention cannot be negative")
 	case c.Retention > 0 && (c.DB == nil || c.Lake == nil):

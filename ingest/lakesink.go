@@ -38,6 +38,8 @@ type LakeConfig struct {
 	// day(_timestamp). The normalized table gets the same when it has the
 	// columns, and dead letters are partitioned by day(timestamp).
 	PartitionBy []iceberg.PartitionField
+	// Maintain runs a compactor over the tables beside the commits.
+	Maintain Maintenance
 }
 
 // LakeColPartition is the Kafka partition column's name in the lake's

@@ -239,6 +239,13 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 	if p.servedLake != nil {
 		goHelper(p.servedLake.run)
 	}
+	if p.cfg.Lake != nil && p.cfg.Lake.Maintain.Interval > 0 {
+		sink, owns0 := p.sink, func() bool { return p.sink.ownedSet()[0] }
+		if p.servedLake != nil {
+			sink, owns0 = p.servedLake.sink, func() bool { return p.servedLake.owned()[0] }
+		}
+		goHelper(func(ctx context.Context) { p.maintainLoop(ctx, func() []sinkTable { return sink.tables }, owns0) })
+	}
 
 	p.log.Info("ingest started", "table", p.cfg.Table, "batch_rows", p.cfg.BatchRows, "decoders", p.cfg.Decoders,
 		"inserters", p.cfg.Inserters, "queue_messages", p.cfg.QueueMessages, "export_dir", p.cfg.ExportDir, "lake", p.cfg.Lake != nil)

@@ -119,6 +119,10 @@ type ingestOptions struct {
 	lf           lakeFlags
 	lakeBacklog  *int
 	commitEvery  *time.Duration
+	compactEvery *time.Duration
+	targetFileMB *int64
+	snapKeep     *time.Duration
+	orphanAge    *time.Duration
 	retention    *time.Duration
 	batchRows    *int
 	flushEvery   *time.Duration
@@ -173,6 +177,10 @@ func newIngestOptions(fs *flag.FlagSet) *ingestOptions {
 	o.exportDir = fs.String("export-dir", "", "directory for Parquet exports of rotated database files; enables rotation")
 	o.lakeBacklog = fs.Int("lake-max-backlog", 4, "with --lake, pause consumption while more rotated files than this wait for the lake")
 	o.commitEvery = fs.Duration("commit-interval", ingest.DefaultCommitInterval, "with --lake, commit what the pipeline has to the lake this often: the live segment rotates at least this often (0: only at --rotate-mb or --rotate-age)")
+	o.compactEvery = fs.Duration("compact-interval", ingest.DefaultCompactInterval, "with --lake, compact the lake tables this often in the background: rewrite small files into --target-file-mb ones, expire snapshots past --snapshot-retention, delete orphan files (0: no compactor; only the process consuming partition 0 compacts)")
+	o.targetFileMB = fs.Int64("target-file-mb", iceberg.DefaultCompactTargetBytes>>20, "with --lake, the size in MiB the compactor writes, and below which it counts a file as small")
+	o.snapKeep = fs.Duration("snapshot-retention", time.Hour, "with --lake, the compactor expires snapshots older than this (a query planned on a snapshot may read it this long)")
+	o.orphanAge = fs.Duration("orphan-age", time.Hour, "with --lake, the compactor deletes unreferenced data files last written longer ago than this (keep it above the longest commit)")
 	o.retention = fs.Duration("retention", 0, "inside quiver serve with a lake: delete from the served tables the rows the lake holds once their Kafka timestamp is this old (0: keep them)")
 	o.batchRows = fs.Int("batch-rows", ingest.DefaultBatchRows, "messages per insert batch")
 	o.flushEvery = fs.Duration("flush-interval", 2*time.Second, "insert a partial batch after it waited this long")
@@ -246,7 +254,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 	case withLake && *o.clients != 1:
 		return cfg, nil, usagef("--lake runs one consumer per process (--kafka-clients 1); start more processes to scale out")
 	case !withLake:
-		for _, f := range []string{"catalog", "namespace", "lake-max-backlog", "commit-interval", "retention", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
+		for _, f := range []string{"catalog", "namespace", "lake-max-backlog", "commit-interval", "retention", "compact-interval", "target-file-mb", "snapshot-retention", "orphan-age", "s3-endpoint", "s3-region", "s3-path-style", "catalog-credential", "catalog-token"} {
 			if set[f] {
 				return cfg, nil, usagef("--%s needs --lake", f)
 			}
@@ -272,7 +280,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 		{"queue-messages", int64(*o.queueMsgs)}, {"queue-mb", *o.queueMB}, {"queue-batches", int64(*o.queueBatches)}, {"rotate-mb", *o.rotateMB},
 		{"row-group-size", int64(*o.rowGroup)}, {"disk-ceiling-mb", *o.ceilingMB}, {"min-free-mb", *o.minFreeMB},
 		{"kafka-clients", int64(*o.clients)}, {"max-poll-records", int64(*o.maxPoll)}, {"threads", int64(*o.threads)},
-		{"fetch-max-mb", int64(*o.fetchMaxMB)}, {"fetch-partition-mb", int64(*o.fetchPartMB)}} {
+		{"fetch-max-mb", int64(*o.fetchMaxMB)}, {"fetch-partition-mb", int64(*o.fetchPartMB)}, {"target-file-mb", *o.targetFileMB}} {
 		if n.v < 0 {
 			return cfg, nil, usagef("--%s cannot be negative", n.name)
 		}
@@ -284,7 +292,8 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 		name string
 		v    time.Duration
 	}{{"flush-interval", *o.flushEvery}, {"rotate-age", *o.rotateAge}, {"session-timeout", *o.sessionTO}, {"idle-exit", *o.idleExit}, {"shutdown-timeout", *o.shutdownTO},
-		{"commit-interval", *o.commitEvery}, {"retention", *o.retention}} {
+		{"commit-interval", *o.commitEvery}, {"retention", *o.retention}, {"compact-interval", *o.compactEvery},
+		{"snapshot-retention", *o.snapKeep}, {"orphan-age", *o.orphanAge}} {
 		if d.v < 0 {
 			return cfg, nil, usagef("--%s cannot be negative", d.name)
 		}
@@ -365,7 +374,8 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 		cfg.LakeMaxBacklog = *o.lakeBacklog
 		cfg.CommitInterval = *o.commitEvery
 		cfg.Retention = *o.retention
-		cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: o.lf.namespace, Group: *o.group, Topic: *o.topic, PartitionBy: lakeParts}
+		cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: o.lf.namespace, Group: *o.group, Topic: *o.topic, PartitionBy: lakeParts,
+			Maintain: ingest.Maintenance{Interval: *o.compactEvery, TargetFileBytes: *o.targetFileMB << 20, SnapshotRetention: *o.snapKeep, OrphanAge: *o.orphanAge}}
 	}
 	if *o.reportEvery == 0 {
 		cfg.ReportInterval = -1
