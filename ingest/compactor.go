@@ -86,11 +86,13 @@ func (p *Pipeline) maintainLoop(ctx context.Context, tables func() []sinkTable, 
 func (p *Pipeline) maintain(ctx context.Context, t *iceberg.Table, m Maintenance) error {
 	name := strings.Join(t.Identifier(), ".")
 	start := time.Now()
-	res, err := t.Compact(ctx, iceberg.CompactOptions{TargetFileBytes: m.TargetFileBytes})
+	res, err := t.Compact(ctx, iceberg.CompactOptions{TargetFileBytes: m.TargetFileBytes,
+		Written: func() { crashPoint("compact-after-write") }})
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	if res.SnapshotID != 0 {
+		crashPoint("compact-after-commit")
 		lakeCompactions.Inc()
 		lakeCompactedFiles.Add(float64(res.RewrittenFiles))
 		p.log.Info("compacted lake table", "table", name, "rewritten_files", res.RewrittenFiles, "added_files", res.AddedFiles,

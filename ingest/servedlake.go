@@ -179,12 +179,15 @@ func (l *servedLake) round(ctx context.Context, owned map[int32]bool) error {
 		var st lake.ExportStats
 		st.Rows = map[string]int64{}
 		start := time.Now()
-		for _, t := range s.tables {
+		for i, t := range s.tables {
 			n, _, err := s.commitTable(ctx, conn, src, l.uploads, t, ranges, owned, nil)
 			if err != nil {
 				return fmt.Errorf("commit to %s: %w", strings.Join(t.ice.Identifier(), "."), err)
 			}
 			st.Rows[t.local] = n
+			if i == 0 {
+				crashPoint("lake-after-commit")
+			}
 		}
 		if err := os.Remove(l.uploads); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.p.log.Warn("remove the uploads list of a lake commit", "path", l.uploads, "err", err)
