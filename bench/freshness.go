@@ -327,10 +327,13 @@ func Freshness(ctx context.Context, cfg FreshnessConfig) (*Report, error) {
 	}
 	produced, err := run.produce(ctx, brokers, topic, pool)
 	// Let the readers catch up with the last messages: the lake's last
-	// commit and a reader's last poll.
-	settle := 3 * cfg.Poll
+	// commit and a reader's last poll. The wait ends once every timed
+	// message is seen, so it can be long: a loaded machine showed
+	// messages 4 s late at the end of a run, and a shorter wait counted
+	// them as unseen, as if lost.
+	settle := 3*cfg.Poll + 30*time.Second
 	if cfg.Mode == FreshLake {
-		settle = cfg.CommitInterval + 5*cfg.Poll + 5*time.Second
+		settle = cfg.CommitInterval + 5*cfg.Poll + 30*time.Second
 	}
 	run.waitSeen(ctx, settle)
 	stopWork()
