@@ -18,22 +18,27 @@ import (
 // Plot draws each table's bars as a grouped bar chart, one panel per
 // table, stacked, into path (.svg or .png).
 func Plot(r *Report, path string) error {
-	var tables []*Table
+	var plots []*plot.Plot
 	for _, t := range r.Tables {
-		if len(t.Bars) > 0 {
-			tables = append(tables, t)
+		switch {
+		case len(t.Bars) > 0:
+			p, err := barChart(t)
+			if err != nil {
+				return err
+			}
+			plots = append(plots, p)
+		case len(t.Lines) > 0:
+			for _, l := range t.Lines {
+				p, err := lineChart(t.Title, l)
+				if err != nil {
+					return err
+				}
+				plots = append(plots, p)
+			}
 		}
 	}
-	if len(tables) == 0 {
+	if len(plots) == 0 {
 		return fmt.Errorf("plot: the %s suite has nothing to draw", r.Suite)
-	}
-	plots := make([]*plot.Plot, len(tables))
-	for i, t := range tables {
-		p, err := barChart(t)
-		if err != nil {
-			return err
-		}
-		plots[i] = p
 	}
 	w, h := 9*vg.Inch, vg.Length(len(plots))*4*vg.Inch
 	var c vg.CanvasWriterTo
@@ -59,6 +64,25 @@ func Plot(r *Report, path string) error {
 		return fmt.Errorf("plot: write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// lineChart draws one series over time.
+func lineChart(title string, l Line) (*plot.Plot, error) {
+	pts := make(plotter.XYs, len(l.X))
+	for i := range l.X {
+		pts[i] = plotter.XY{X: l.X[i], Y: l.Y[i]}
+	}
+	p := plot.New()
+	p.Title.Text = title + ": " + l.Name
+	p.X.Label.Text = "seconds"
+	p.Y.Label.Text = l.Unit
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", title, err)
+	}
+	line.Color = plotutil.Color(0)
+	p.Add(line)
+	return p, nil
 }
 
 func barChart(t *Table) (*plot.Plot, error) {

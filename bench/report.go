@@ -21,6 +21,17 @@ type Table struct {
 	// Bars are the values a plot draws: one group per row label, one bar
 	// per series.
 	Bars []Bar `json:"bars,omitempty"`
+	// Lines are series over time a plot draws, one panel per series
+	// (their units differ), when the table has no bars.
+	Lines []Line `json:"lines,omitempty"`
+}
+
+// Line is one plotted series: Y against X seconds.
+type Line struct {
+	Name string    `json:"name"`
+	Unit string    `json:"unit"`
+	X    []float64 `json:"x"`
+	Y    []float64 `json:"y"`
 }
 
 // Bar is one plotted value.

@@ -40,6 +40,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// Live adds the "ingest" section to /api/live (KindIngest).
 	Live func() any
+	// Pipelines adds the "pipelines" section to /api/live (KindServe):
+	// the Kafka pipelines quiver serve --ingest runs; nil: none.
+	Pipelines func() any
 	// Gatherer supplies the metrics; nil means Prometheus' default.
 	Gatherer prometheus.Gatherer
 	// SecureCookies marks the session cookie Secure, so that a browser

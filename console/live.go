@@ -44,6 +44,7 @@ type liveSnapshot struct {
 	Queries   []liveQuery         `json:"queries"`
 	Admission *admission          `json:"admission"`
 	Ingest    any                 `json:"ingest,omitempty"`
+	Pipelines any                 `json:"pipelines,omitempty"`
 }
 
 // liveMetrics are the metrics /api/live passes on besides quiver's own.
@@ -98,6 +99,11 @@ func (c *Console) handleLive(w http.ResponseWriter, r *http.Request, u auth.User
 	}
 	if c.opts.Live != nil {
 		snap.Ingest = c.opts.Live()
+	}
+	if c.opts.Pipelines != nil && u.Role.IsAdmin() {
+		// Offsets, lag and errors of the server's own pipelines are
+		// operator facts, like other users' SQL.
+		snap.Pipelines = c.opts.Pipelines()
 	}
 	writeJSON(w, http.StatusOK, snap)
 }

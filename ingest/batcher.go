@@ -19,6 +19,10 @@ type inItem struct {
 // batches of fewer rows instead of ones of several gigabytes.
 const maxBatchBytes = 256 << 20
 
+// MinQueueBytes is the smallest Config.QueueBytes: one batch of the
+// largest size.
+const MinQueueBytes = maxBatchBytes
+
 // batcher cuts delivered chunks into numbered batches of exactly
 // BatchRows messages, or fewer when maxBytes of messages are reached,
 // FlushInterval passes, a flush is asked for, or the input ends.

@@ -59,8 +59,15 @@ var ErrConfig = errors.New("invalid ingest configuration")
 // Config configures a Pipeline. Zero values take the defaults noted on each
 // field; New validates it.
 type Config struct {
-	// DBPath is the live DuckDB file. Required.
+	// DBPath is the live DuckDB file. Required, unless DB is set.
 	DBPath string
+	// DB, when set, is the database the pipeline writes into instead of
+	// opening DBPath: quiver serve --ingest's served database, which
+	// queries read while batches commit. The pipeline neither opens nor
+	// closes it and never rotates it (see the package documentation,
+	// "Inside the server"); DBPath then defaults to DB's path and is only
+	// where the disk guard looks.
+	DB *engine.DB
 	// Table receives one row per decoded message. Required.
 	Table string
 	// Message is the Protobuf message type the values hold. Required.
@@ -100,6 +107,15 @@ type Config struct {
 	// Lake, when set, commits rotated files to Iceberg tables, exactly
 	// once across processes, instead of exporting them to ExportDir.
 	Lake *LakeConfig
+	// CommitInterval is how often rows are committed to the lake: the
+	// live segment rotates at least this often in quiver ingest --lake
+	// (0: only by Rotate), and a pipeline inside the server commits its
+	// new rows from the served tables (0: DefaultCommitInterval).
+	CommitInterval time.Duration
+	// Retention, for a pipeline inside the server with a lake, deletes
+	// from the served tables the rows the lake holds once their Kafka
+	// timestamp is this old (0: keep every row).
+	Retention time.Duration
 	// LakeMaxBacklog pauses consumption while more sealed files than this
 	// wait for the lake (the object store or catalog is down or slow), and
 	// resumes it once half of them are committed (4).
@@ -180,8 +196,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DeadLetterTable == "" {
 		c.DeadLetterTable = c.Table + "_dead_letters"
 	}
-	if (c.ExportDir != "" || c.Lake != nil) && !c.Rotate.Enabled() {
+	if (c.ExportDir != "" || c.Lake != nil) && c.DB == nil && !c.Rotate.Enabled() {
 		c.Rotate = lake.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
+	}
+	if c.CommitInterval <= 0 && c.DB != nil {
+		c.CommitInterval = DefaultCommitInterval
+	}
+	if c.Lake != nil && c.DB == nil && c.CommitInterval > 0 && (c.Rotate.MaxAge == 0 || c.Rotate.MaxAge > c.CommitInterval) {
+		// In quiver ingest --lake a commit is a rotated segment: the
+		// segment rotates at least every interval, and the compactor
+		// makes large files of the small ones (see compactor.go).
+		c.Rotate.MaxAge = c.CommitInterval
 	}
 	if c.LakeMaxBacklog <= 0 {
 		c.LakeMaxBacklog = 4
@@ -208,7 +233,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ParquetVersion, err = lake.ParseParquetVersion(c.ParquetVersion); err != nil {
 		return c, fmt.Errorf("%w: --parquet-version: %v", ErrConfig, err)
 	}
-	if c.DBPath != "" {
+	if c.DB != nil && c.DBPath == "" {
+		c.DBPath = c.DB.Path()
+	}
+	if c.DBPath != "" && !strings.HasSuffix(c.DBPath, ":memory:") {
 		if c.DBPath, err = filepath.Abs(c.DBPath); err != nil {
 			return c, fmt.Errorf("%w: --db: %v", ErrConfig, err)
 		}
@@ -226,8 +254,16 @@ func (c Config) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
+	if c.DB != nil {
+		switch {
+		case c.ExportDir != "" || c.Rotate.Enabled():
+			return bad("ingest inside the server writes into the served database, which never rotates: it takes no export directory or rotation")
+		case c.Lake != nil && (c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:")):
+			return bad("a lake fed from inside the server needs a database file (quiver serve --db FILE): the lake's commits resume from the rows it keeps")
+		}
+	}
 	switch {
-	case c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:"):
+	case c.DB == nil && (c.DBPath == "" || strings.HasSuffix(c.DBPath, ":memory:")):
 		return bad("a database file is required (rotation and crash recovery need one)")
 	case c.Table == "":
 		return bad("a table name is required")
@@ -247,8 +283,17 @@ func (c Config) validate() error {
 		return bad("a lake and an export directory cannot be used together")
 	case c.Lake != nil && (c.Lake.Lake == nil || c.Lake.Namespace == "" || c.Lake.Group == "" || c.Lake.Topic == ""):
 		return bad("a lake needs an open catalog, a namespace, a group and a topic")
+	case c.Lake != nil && (c.Lake.Maintain.Interval < 0 || c.Lake.Maintain.TargetFileBytes < 0 || c.Lake.Maintain.SnapshotRetention < 0 || c.Lake.Maintain.OrphanAge < 0):
+		return bad("compaction intervals, sizes and ages cannot be negative")
+	case c.Retention < 0:
+		return bad("the retention cannot be negative")
+	case c.Retention > 0 && (c.DB == nil || c.Lake == nil):
+		return bad("a retention needs a pipeline inside the server with a lake: only rows the lake holds are deleted")
 	case c.Rotate.MaxBytes < 0 || c.Rotate.MaxAge < 0 || c.DiskCeiling < 0 || c.MinFreeDisk < 0:
 		return bad("sizes and durations cannot be negative")
+	}
+	if c.DB != nil {
+		return nil
 	}
 	if fi, err := os.Stat(filepath.Dir(c.DBPath)); err != nil || !fi.IsDir() {
 		return bad("directory of database %s does not exist", c.DBPath)

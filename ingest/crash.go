@@ -15,7 +15,10 @@ import (
 // written, not committed), lake-after-commit (the first table committed,
 // the main one not yet), lake-before-delete (all committed, the local
 // file not yet deleted), and lake-during-assign (held rows committed on an
-// assignment, the new positions not yet set).
+// assignment, the new positions not yet set); and the steps of a
+// compaction: compact-after-write (its files written, their replace
+// snapshot not committed) and compact-after-commit (committed, snapshots
+// not yet expired nor orphans deleted).
 const CrashEnv = "QUIVER_CRASH_AT"
 
 var crash = struct {

@@ -75,6 +75,50 @@
 // _offset columns identify such rows. Static membership (a stable instance
 // id) makes a restarted process get its partitions back instead.
 //
+// # Inside the server
+//
+// With Config.DB (quiver serve --ingest), the pipeline writes into the
+// served database: the same tables, offsets log and per-batch transaction
+// as above, so a batch's rows are visible to every endpoint the moment it
+// commits, and its position with them. The served database is the one
+// database and never rotates: queries hold it open, and a rotation would
+// close it under them. So no sealed files exist, and what rotation and
+// export did is done differently:
+//
+//   - Parquet export: none. The rows stay queryable where they are; COPY …
+//     TO under quiver serve --export-root exports what a user wants.
+//   - The lake (Config.Lake): every Config.CommitInterval, the rows of
+//     each owned partition from the lake's end offset up to the stored
+//     position are read from the served tables and committed, table by
+//     table with the main table last, fenced on each table's offsets as
+//     above. The position is read before the rows, so every row below it
+//     has committed and none past it is read; the lake's end says where
+//     the next commit starts. So a kill -9 at any moment loses nothing and
+//     duplicates nothing in either place: the served database has every
+//     batch it committed, exactly once, and the lake has a prefix of it,
+//     which the next round continues. The main table's stream of quiver
+//     ingest --lake is not used here: it is durable only at rotation, and
+//     its recovery reads the live segment again from Kafka, which would
+//     insert those rows into the served tables twice. The rows go through
+//     iceberg-go's writer rather than DuckDB's COPY, which would need the
+//     served database to write files its users may not.
+//   - Retention (Config.Retention): the rows the lake holds, below each
+//     table's end offset for their partition, are deleted from the served
+//     tables once their Kafka timestamp is older; rows the lake does not
+//     hold stay however old.
+//
+// With a lake, a partition resumes at the larger of its stored position
+// and the lake's end (the lowest over the lake's tables), never at
+// Kafka's committed offset. So the rows the served database holds from
+// the lake's end on are always one unbroken run: either the partition
+// resumed where its rows stopped, or at the lake's end, below which the
+// lake has every row. Several servers in one group each keep the rows of
+// the partitions they consumed; a partition handed over in an orderly
+// rebalance is committed to the lake before it goes, and one taken over
+// after a crash resumes at the lake's end, so the rows the crashed server
+// had not committed to the lake are read again by the new owner, and are
+// in the lake once.
+//
 // # Watching a run
 //
 // Run returns a Report, logged every Config.ReportInterval too; the

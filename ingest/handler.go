@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -74,7 +75,15 @@ func (h handler) Deliver(ctx context.Context, chunks []Chunk) error {
 }
 
 func (h handler) Stored(topic string, partition int32) (int64, bool) {
-	return h.p.store.stored(topic, partition)
+	n, ok := h.p.store.stored(topic, partition)
+	if l := h.p.servedLake; l != nil && topic == l.sink.cfg.Topic {
+		// The lake's end wins when it is ahead: another writer holds
+		// the rows up to it (see "Inside the server").
+		if end, has := l.end(partition); has && (!ok || end > n) {
+			return end, true
+		}
+	}
+	return n, ok
 }
 
 func (h handler) Flush(ctx context.Context) (Offsets, error) {
@@ -110,6 +119,11 @@ func (h handler) Assigned(ctx context.Context, topic string, partitions []int32)
 			return err
 		}
 	}
+	if h.p.servedLake != nil && len(partitions) > 0 {
+		if _, err := h.p.servedLake.lakeEnds(ctx); err != nil {
+			return fmt.Errorf("read the lake's offsets: %w", err)
+		}
+	}
 	h.p.noteAssigned(topic, partitions)
 	return nil
 }
@@ -117,6 +131,23 @@ func (h handler) Assigned(ctx context.Context, topic string, partitions []int32)
 func (h handler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (Offsets, error) {
 	defer h.p.handingOver()()
 	defer h.p.noteReleased(topic, partitions)
+	if h.p.servedLake != nil {
+		// Commit what the served tables hold of every partition still
+		// owned before letting them go; what fails stays local (see the
+		// package documentation, "Inside the server").
+		off, err := h.Flush(ctx)
+		if err != nil {
+			return off, err
+		}
+		owned := h.p.servedLake.owned()
+		for _, q := range partitions {
+			owned[q] = true
+		}
+		if err := h.p.servedLake.round(ctx, owned); err != nil {
+			h.p.log.Error("lake commit before giving partitions up failed", "partitions", partitions, "err", err)
+		}
+		return off, nil
+	}
 	if h.p.sink == nil {
 		return h.Flush(ctx)
 	}
@@ -131,7 +162,7 @@ func (h handler) ReportError(err error) {
 	}
 }
 
-func (h handler) StoredWins() bool { return h.p.sink != nil }
+func (h handler) StoredWins() bool { return h.p.sink != nil || h.p.servedLake != nil }
 
 // send puts a control item on the input.
 func (h handler) send(ctx context.Context, it inItem) error {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -599,4 +600,67 @@ func missingRanges(got map[[2]int64]int, want map[[2]int64]bool) string {
 		out = append(out[:20], "…")
 	}
 	return strings.Join(out, " ")
+}
+
+// TestPipeline_LakeCommitIntervalCompacts runs a lake pipeline that
+// commits every 200 ms while its compactor rewrites the small files: every
+// row is in the lake once, every snapshot (the compactor's replace
+// snapshots too) carries the group's offsets, never going back, and the
+// table ends with fewer files than commits.
+func TestPipeline_LakeCommitIntervalCompacts(t *testing.T) {
+	const n, parts = 12000, 3 // four bursts of a multiple of parts
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	lk := openTestLake(t, filepath.Join(dir, "lake"))
+	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "fresh")
+	cfg.Rotate = lake.Policy{MaxBytes: 1 << 30, MaxAge: time.Hour}
+	cfg.CommitInterval = 200 * time.Millisecond
+	cfg.IdleExit = 2500 * time.Millisecond
+	cfg.Lake.Maintain = ingest.Maintenance{Interval: 300 * time.Millisecond, TargetFileBytes: 64 << 20}
+	compactions0, _ := testutil.Metric(t, "quiver_ingest_lake_compactions_total", nil)
+	values := flatValues(t, md, 0, n)
+	base := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 4; i++ {
+			produce(t, addrs, parts, values[i*n/4:(i+1)*n/4], base.Add(time.Duration(i*n/4)*time.Second))
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+	rep := runUntilIdle(t, cfg, newSource(t, addrs, "fresh"))
+	<-done
+	checkExactlyOnce(t, lk, "fresh", n, parts, nil)
+	if got, _ := testutil.Metric(t, "quiver_ingest_lake_compactions_total", nil); got <= compactions0 {
+		t.Errorf("compactions: got %.0f, want more than %.0f", got, compactions0)
+	}
+	tb, err := lk.Table(context.Background(), "quiver", "events", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ice, err := tb.Iceberg(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := iceberg.OffsetsKey("fresh", testTopic)
+	var chain []string
+	for s := ice.CurrentSnapshot(); s != nil; {
+		if s.Summary == nil || s.Summary.Properties[key] == "" {
+			t.Errorf("snapshot %d (%v) carries no offsets", s.SnapshotID, s.Summary)
+		} else {
+			chain = append(chain, string(s.Summary.Operation)+" "+s.Summary.Properties[key])
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = ice.SnapshotByID(*s.ParentSnapshotID)
+	}
+	if !slices.ContainsFunc(chain, func(c string) bool { return strings.HasPrefix(c, "replace ") }) {
+		t.Errorf("no replace snapshot in the history: %v", chain)
+	}
+	files, _ := strconv.ParseInt(ice.CurrentSnapshot().Summary.Properties["total-data-files"], 10, 64)
+	if files == 0 || files >= int64(rep.DuckDBFiles) {
+		t.Errorf("data files: got %d after %d commits, want fewer", files, rep.DuckDBFiles)
+	}
 }

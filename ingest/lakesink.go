@@ -38,6 +38,8 @@ type LakeConfig struct {
 	// day(_timestamp). The normalized table gets the same when it has the
 	// columns, and dead letters are partitioned by day(timestamp).
 	PartitionBy []iceberg.PartitionField
+	// Maintain runs a compactor over the tables beside the commits.
+	Maintain Maintenance
 }
 
 // LakeColPartition is the Kafka partition column's name in the lake's
@@ -62,8 +64,11 @@ type icebergSink struct {
 	cfg            LakeConfig
 	parquetVersion string // V1 or V2, for DuckDB's PARQUET_VERSION
 	rowGroupSize   int    // rows per row group; 0 keeps DuckDB's
-	tables         []sinkTable
-	log            *slog.Logger
+	// noCopy sends every row through iceberg-go's writer: the served
+	// database may not write files (see servedlake.go).
+	noCopy bool
+	tables []sinkTable
+	log    *slog.Logger
 
 	mu    sync.Mutex
 	owned map[int32]bool
@@ -449,7 +454,11 @@ func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg seg
 		}
 	}
 	src := "SELECT " + t.columns + " FROM " + seg.relation(t)
-	files, err := s.copyParquet(ctx, conn, tmp, t, src, where, id)
+	var files *iceberg.Files
+	var err error
+	if !s.noCopy {
+		files, err = s.copyParquet(ctx, conn, tmp, t, src, where, id)
+	}
 	switch {
 	case files != nil:
 		return files, nil

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -346,6 +347,9 @@ func (m *mainStreamer) size() int64 {
 type segmentSource struct {
 	alias    string   // the attached DuckDB file
 	sidecars []string // the main table's Parquet files; nil: in the DuckDB file
+	// bounds, when set, keeps the rows of each partition within its
+	// range: the served database holds every row, not one segment's.
+	bounds map[int32]partRange
 }
 
 // relation is SQL for the rows of t in the segment, with t's own column
@@ -355,7 +359,25 @@ func (src segmentSource) relation(t sinkTable) string {
 		return "(SELECT * RENAME (" + engine.QuoteIdent(LakeColPartition) + " AS " + engine.QuoteIdent(ColPartition) +
 			") FROM read_parquet(" + quoteList(src.sidecars) + "))"
 	}
-	return engine.QuoteIdent(src.alias) + ".main." + engine.QuoteIdent(t.local)
+	rel := engine.QuoteIdent(src.alias) + ".main." + engine.QuoteIdent(t.local)
+	if src.bounds == nil {
+		return rel
+	}
+	ps := make([]int32, 0, len(src.bounds))
+	for q := range src.bounds {
+		ps = append(ps, q)
+	}
+	slices.Sort(ps)
+	var in []string
+	for _, q := range ps {
+		r := src.bounds[q]
+		in = append(in, fmt.Sprintf("(%s = %d AND %s >= %d AND %s < %d)", engine.QuoteIdent(t.partCol), q,
+			engine.QuoteIdent(t.offCol), r.start, engine.QuoteIdent(t.offCol), r.end))
+	}
+	if len(in) == 0 {
+		in = []string{"false"}
+	}
+	return "(SELECT * FROM " + rel + " WHERE " + strings.Join(in, " OR ") + ")"
 }
 
 func quoteList(ss []string) string {

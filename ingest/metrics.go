@@ -103,6 +103,30 @@ var (
 		Name: "quiver_ingest_lake_removed_uploads_total",
 		Help: "Data files deleted because the commit that uploaded them never landed (a crash or a failure between upload and commit).",
 	})
+	lakeCompactions = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_compactions_total",
+		Help: "Compactions the pipeline's compactor committed to its lake tables.",
+	})
+	lakeCompactedFiles = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_compacted_files_total",
+		Help: "Small data files the compactor rewrote into large ones.",
+	})
+	lakeMaintainErrors = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_lake_maintenance_errors_total",
+		Help: "Compactor rounds that failed on a table (retried at the next round).",
+	})
+	lakeDataFiles = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_ingest_lake_data_files",
+		Help: "Data files of a lake table, as its compactor last saw them.",
+	}, []string{"table"})
+	lakeDataBytes = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quiver_ingest_lake_data_bytes",
+		Help: "Bytes of data files of a lake table, as its compactor last saw them.",
+	}, []string{"table"})
+	retainedDeletes = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_ingest_retention_deleted_rows_total",
+		Help: "Rows a pipeline inside the server deleted from the served database because the lake holds them and they passed the retention.",
+	})
 	lakeStreamedRows = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_ingest_lake_streamed_rows_total",
 		Help: "Main-table rows written straight into the lake's Parquet files, without storing them in DuckDB, counted when their segment's stream is sealed.",

@@ -34,6 +34,7 @@ type Pipeline struct {
 	store      *store
 	rotator    *rotator
 	sink       *icebergSink // lake mode only
+	servedLake *servedLake  // a lake fed from the served database (Config.DB with Config.Lake)
 	seq        *sequencer
 	budget     *budget // messages accepted, not yet decoded
 	byteBudget *budget // their bytes
@@ -123,7 +124,7 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 		p.live.setTopic(tn.Topic())
 		p.live.mu.Unlock()
 	}
-	if p.cfg.Lake != nil {
+	if p.cfg.Lake != nil && p.cfg.DB == nil {
 		// The live file of an earlier run held rows only in part (see
 		// lakestream.go): its partitions resume from the lake.
 		removed, err := removeLiveForLake(p.cfg.DBPath)
@@ -168,7 +169,11 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 		p.seq.fail(err)
 		fail(err)
 	}
-	p.refs.Store(&liveRefs{store: st, rotator: p.rotator, sink: p.sink})
+	refs := &liveRefs{store: st, rotator: p.rotator, sink: p.sink}
+	if p.servedLake != nil {
+		refs.sink = p.servedLake.sink
+	}
+	p.refs.Store(refs)
 
 	// Stages: they stop when their input closes (a drain) or when stop is
 	// done (a failure, or a drain that overran the shutdown timeout).
@@ -231,6 +236,16 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 	if p.cfg.IdleExit > 0 {
 		goHelper(func(ctx context.Context) { p.idleLoop(ctx, stopSrc) })
 	}
+	if p.servedLake != nil {
+		goHelper(p.servedLake.run)
+	}
+	if p.cfg.Lake != nil && p.cfg.Lake.Maintain.Interval > 0 {
+		sink, owns0 := p.sink, func() bool { return p.sink.ownedSet()[0] }
+		if p.servedLake != nil {
+			sink, owns0 = p.servedLake.sink, func() bool { return p.servedLake.owned()[0] }
+		}
+		goHelper(func(ctx context.Context) { p.maintainLoop(ctx, func() []sinkTable { return sink.tables }, owns0) })
+	}
 
 	p.log.Info("ingest started", "table", p.cfg.Table, "batch_rows", p.cfg.BatchRows, "decoders", p.cfg.Decoders,
 		"inserters", p.cfg.Inserters, "queue_messages", p.cfg.QueueMessages, "export_dir", p.cfg.ExportDir, "lake", p.cfg.Lake != nil)
@@ -262,6 +277,15 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 	}
 	stopExports()
 	exports.Wait()
+	if p.servedLake != nil && context.Cause(stop) == nil {
+		// A clean stop commits what the served tables hold; what it
+		// cannot is committed by the next run's first round.
+		wctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+		if err := p.servedLake.round(wctx, p.servedLake.owned()); err != nil {
+			p.log.Warn("lake commit at stop failed; the next start commits these rows", "err", err)
+		}
+		cancel()
+	}
 
 	rep = p.report()
 	if cause := context.Cause(stop); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -277,6 +301,9 @@ func (p *Pipeline) Run(ctx context.Context, src Source) (rep Report, err error) 
 // setupRotation prepares the exporter, checks the partition keys, and
 // queues sealed files left by an earlier run.
 func (p *Pipeline) setupRotation(ctx context.Context) error {
+	if p.cfg.Lake != nil && p.cfg.DB != nil {
+		return p.setupServedLake(ctx)
+	}
 	if p.cfg.Lake != nil {
 		return p.setupLake(ctx)
 	}

@@ -26,6 +26,9 @@ var errRotationSkipped = errors.New("rotation skipped")
 // offsets log.
 const compactEvery = 512
 
+// servedInit is held while a pipeline prepares a served database.
+var servedInit sync.Mutex
+
 // store owns the live DuckDB database: its tables, the per-batch
 // transaction, and rotation. The database changes only during rotate,
 // which runs while no inserter or exporter holds a connection.
@@ -56,8 +59,22 @@ func openStore(ctx context.Context, cfg *Config, sc schemas) (*store, error) {
 	return s, nil
 }
 
-// open opens the database file and runs init.
+// served reports whether the pipeline writes into a database it was
+// given (Config.DB) rather than one it owns.
+func (s *store) served() bool { return s.cfg.DB != nil }
+
+// open opens the database file, or takes the served one, and runs init.
 func (s *store) open(ctx context.Context) error {
+	if s.served() {
+		s.mu.Lock()
+		s.db = s.cfg.DB
+		s.mu.Unlock()
+		// Pipelines of one served database share its offsets table:
+		// two creating it at once would conflict in DuckDB's catalog.
+		servedInit.Lock()
+		defer servedInit.Unlock()
+		return s.init(ctx)
+	}
 	allowed := []string{filepath.Dir(s.cfg.DBPath), lake.SealedDir(s.cfg.DBPath)}
 	if s.cfg.ExportDir != "" {
 		allowed = append(allowed, s.cfg.ExportDir)
@@ -179,7 +196,11 @@ func (s *store) init(ctx context.Context) error {
 }
 
 // sealedOffsets reads the largest offsets recorded in every sealed file.
+// The served database never rotates, so it has none.
 func (s *store) sealedOffsets(ctx context.Context, conn *engine.Conn) (Offsets, error) {
+	if s.served() {
+		return Offsets{}, nil
+	}
 	segs, err := lake.Sealed(s.cfg.DBPath)
 	if err != nil {
 		return nil, err
@@ -438,12 +459,13 @@ func (s *store) rotate(ctx context.Context) (lake.Segment, time.Duration, error)
 	return seg, lived, nil
 }
 
-// close closes the live database.
+// close closes the live database; the served one stays open for its
+// owner.
 func (s *store) close() error {
 	s.mu.Lock()
 	db := s.db
 	s.mu.Unlock()
-	if db == nil {
+	if db == nil || s.served() {
 		return nil
 	}
 	return db.Close()

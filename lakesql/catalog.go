@@ -17,6 +17,11 @@
 //     the variable, on that connection only, to the files to read.
 //     Variables are per connection, so concurrent queries each see their
 //     own snapshot.
+//   - The table's metadata is read from the catalog for every statement,
+//     as it is prepared: no cache holds a snapshot, so a commit (an ingest
+//     commit every few seconds, or a compaction's replace snapshot) is seen
+//     by the next statement. Only the list of tables is kept, for
+//     Options.Refresh, and a name it does not know makes it read at once.
 //   - A file:// lake is read in place by DuckDB's Parquet reader. An s3://
 //     lake's planned files are copied once into a local cache directory,
 //     then read from there: data files are immutable, so a copy never goes

@@ -644,3 +644,174 @@ func TestLake_FilesAreTheCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// TestLake_FreshSnapshots checks that no planning cache hides a committed
+// snapshot: each query after a commit, or after a compaction's replace
+// snapshot, counts exactly the rows the table's current snapshot holds.
+func TestLake_FreshSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	tb := lakeTable(t, dir, 2_000, 200, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx := context.Background()
+	next := int64(2_000)
+	for round := range 6 {
+		if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != next {
+			t.Fatalf("round %d: count: got %d, want %d", round, got, next)
+		}
+		if round%2 == 1 {
+			res, err := tb.Compact(ctx, lakeice.CompactOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := queryInt(t, c, "SELECT count(*) FROM lake.quiver.events"); got != next {
+				t.Fatalf("round %d: count after a compaction of %d files: got %d, want %d", round, res.RewrittenFiles, got, next)
+			}
+		}
+		rdr := lakeRows(t, next, next+100, 1_000)
+		if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: next, End: next + 100}}}); err != nil {
+			t.Fatal(err)
+		}
+		rdr.Release()
+		next += 100
+	}
+	if got := queryInt(t, c, "SELECT count(DISTINCT id) FROM lake.quiver.events"); got != next {
+		t.Errorf("distinct ids: got %d, want %d", got, next)
+	}
+}
+
+// TestLake_SnapshotSeenAtOnce checks that quiver serve --lake shows a
+// commit made by another writer to the very next read, whatever the
+// client: a Flight query, a Flight prepared statement and a MySQL
+// prepared statement that were prepared before the commit and executed
+// again after it (MySQL's through a view of the lake table), and a plain
+// MySQL query. After a compaction whose old
+// files are then expired and deleted, a reader still planning on an old
+// snapshot would fail to read its files; every reader must see the
+// compaction's snapshot instead.
+func TestLake_SnapshotSeenAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	tb := lakeTable(t, dir, 1_000, 250, 1_000)
+	srv := startLakeServer(t, dir)
+	c := testutil.Dial(t, srv, client.Config{})
+	ctx := context.Background()
+	const q = "SELECT count(*), count(DISTINCT id) FROM lake.quiver.events WHERE id >= ?"
+	pctx := c.Context(ctx)
+	st, err := c.SQL().Prepare(pctx, strings.Replace(q, "?", "0", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(pctx) })
+	db, err := sql.Open("mysql", "root@tcp("+srv.MySQLAddr+")/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1) // the prepared statement stays on one connection
+	// MySQL's parser takes no three-part names in a prepared statement:
+	// it reads the lake table through a local view, which plans it anew
+	// at every execution as well.
+	if _, err := c.Exec(ctx, "CREATE VIEW lake_events AS SELECT * FROM lake.quiver.events"); err != nil {
+		t.Fatal(err)
+	}
+	mst, err := db.Prepare(strings.Replace(q, "lake.quiver.events", "lake_events", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mst.Close() })
+
+	readers := []struct {
+		name string
+		read func() (rows, ids int64, err error)
+	}{
+		{"flight", func() (int64, int64, error) {
+			r, err := c.Query(ctx, strings.Replace(q, "?", "0", 1))
+			if err != nil {
+				return 0, 0, err
+			}
+			defer r.Release()
+			var rows, ids int64
+			for r.Next() {
+				if rec := r.RecordBatch(); rec.NumRows() > 0 {
+					rows, ids = rec.Column(0).(*array.Int64).Value(0), rec.Column(1).(*array.Int64).Value(0)
+				}
+			}
+			return rows, ids, r.Err()
+		}},
+		{"flight-prepared", func() (int64, int64, error) {
+			info, err := st.Execute(pctx)
+			if err != nil {
+				return 0, 0, err
+			}
+			var rows, ids int64
+			for _, ep := range info.Endpoint {
+				rdr, err := c.SQL().DoGet(pctx, ep.Ticket)
+				if err != nil {
+					return 0, 0, err
+				}
+				for rdr.Next() {
+					if rec := rdr.RecordBatch(); rec.NumRows() > 0 {
+						rows, ids = rec.Column(0).(*array.Int64).Value(0), rec.Column(1).(*array.Int64).Value(0)
+					}
+				}
+				err = rdr.Err()
+				rdr.Release()
+				if err != nil {
+					return 0, 0, err
+				}
+			}
+			return rows, ids, nil
+		}},
+		{"mysql", func() (rows, ids int64, err error) {
+			err = db.QueryRow(strings.Replace(q, "?", "0", 1)).Scan(&rows, &ids)
+			return rows, ids, err
+		}},
+		{"mysql-prepared", func() (rows, ids int64, err error) {
+			err = mst.QueryRow(0).Scan(&rows, &ids)
+			return rows, ids, err
+		}},
+	}
+	check := func(step string, want int64) {
+		t.Helper()
+		for _, r := range readers {
+			rows, ids, err := r.read()
+			if err != nil {
+				t.Errorf("%s, %s: %v", step, r.name, err)
+			} else if rows != want || ids != want {
+				t.Errorf("%s, %s: rows, distinct ids: got %d, %d, want %d", step, r.name, rows, ids, want)
+			}
+		}
+	}
+	next := int64(1_000)
+	check("before any commit", next)
+	for round := range 4 {
+		rdr := lakeRows(t, next, next+100, 1_000)
+		if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: next, End: next + 100}}}); err != nil {
+			t.Fatal(err)
+		}
+		rdr.Release()
+		next += 100
+		check(fmt.Sprintf("round %d, after a commit", round), next)
+		if round%2 == 1 {
+			res, err := tb.Compact(ctx, lakeice.CompactOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, err := tb.ExpireSnapshots(ctx, 0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := tb.Orphans(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.Delete(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if res.RewrittenFiles == 0 || len(exp.DeletedFiles)+len(o.Files) == 0 {
+				t.Fatalf("round %d: the compaction rewrote %d files and %d+%d were deleted: the old snapshot's files are still there", round, res.RewrittenFiles, len(exp.DeletedFiles), len(o.Files))
+			}
+			check(fmt.Sprintf("round %d, after a compaction and the deletion of the files it replaced", round), next)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -77,6 +78,11 @@ type Config struct {
 	// without login, for scrapers on a private interface; the HTTP port's
 	// /metrics needs a login whenever the server has users.
 	MetricsAddr string
+	// Ingest are Kafka pipelines that write into the served database
+	// (quiver serve --ingest). They start once the database is open and
+	// stop, drained, before it closes; their rows are visible to every
+	// endpoint the moment their batch commits.
+	Ingest []IngestPipeline
 }
 
 // Server is a running quiver.
@@ -104,7 +110,10 @@ type Server struct {
 
 	sec   *security
 	stops []namedStop
-	errc  chan error
+
+	pipeMu    sync.Mutex
+	pipelines []*runningPipeline
+	errc      chan error
 }
 
 type namedStop struct {
@@ -175,9 +184,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-
 	// After the lake's: the early checks run first, then the lake's hook.
 	s.DB.SetPrepareHook(sec.prepareHook(s.DB.PrepareHook()))
+
+	// After the database and its hooks, before the listeners: a pipeline
+	// stops, drained, after the endpoints stopped taking queries and
+	// before the database closes.
+	if err := s.startIngest(ctx); err != nil {
+		return nil, err
+	}
 
 	if err := s.startFlight(sec); err != nil {
 		return nil, err
@@ -246,7 +261,7 @@ func (s *Server) startHTTP() error {
 	con, err := console.New(console.Options{Kind: console.KindServe, DB: s.DB, Users: s.sec.users, Tokens: s.sec.tokens,
 		Authorize: func(u auth.User, st *engine.Stmt) error { return s.sec.authorizeUser(u, st, "http") },
 		Admission: s.Admission, Classifier: s.Classifier, QueryTimeout: s.cfg.Limits.QueryTimeout, Logger: s.log,
-		SecureCookies: s.sec.tls != nil})
+		SecureCookies: s.sec.tls != nil, Pipelines: s.ingestLive()})
 	if err != nil {
 		ln.Close()
 		return err

@@ -1,12 +1,17 @@
 package stages
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/quiverdata/quiver/ingest/protoarrow"
 )
 
 // messages makes n messages from a pool of distinct ones.
@@ -100,4 +105,20 @@ func flatMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, i int) []byt
 		panic(err) // a dynamic message of a compiled descriptor always marshals
 	}
 	return b
+}
+
+// FlatPool compiles the flat benchmark message (FlatMessage) in dir and
+// returns its descriptor and a pool of n distinct messages of it, for
+// suites that produce the benchmark's messages at a rate of their own.
+func FlatPool(ctx context.Context, dir string, n int) (protoreflect.MessageDescriptor, [][]byte, error) {
+	path := filepath.Join(dir, "bench.proto")
+	if err := os.WriteFile(path, benchProto, 0o644); err != nil {
+		return nil, nil, err
+	}
+	md, err := protoarrow.Compile(ctx, path, nil, FlatMessage)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, _ := messages(md, n, flatMessage)
+	return md, vals, nil
 }

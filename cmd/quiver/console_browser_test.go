@@ -882,3 +882,26 @@ func produceEvents(ctx context.Context, brokers []string, md protoreflect.Messag
 		}
 	}
 }
+
+// TestConsoleBrowser_ServePipelines opens the console of quiver serve
+// --ingest: its live view lists the pipeline with the messages it took.
+func TestConsoleBrowser_ServePipelines(t *testing.T) {
+	requireBrowser(t)
+	httpAddr, err := freeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveIngest(t, 1200, "--http", httpAddr)
+	base := "http://" + httpAddr
+	b := openBrowser(t, base)
+	b.do("open the console", chromedp.Navigate(base+"/"))
+	b.waitFor("the live tab", `!!document.getElementById('tab-live')`, 30*time.Second)
+	b.do("show the live view", chromedp.Click(chromedp.ID("tab-live")))
+	b.waitFor("the pipeline's row", `(() => { const tr = document.querySelector('#pipelines-table tbody tr'); return !!tr && tr.cells.length === 8 && tr.cells[1].textContent === 'events' && tr.cells[3].textContent === '1,200'; })()`, time.Minute)
+	if got := eval[string](b, `document.querySelector('#pipelines-table tbody tr').cells[7].textContent`); got != "running" {
+		t.Errorf("pipeline state: got %q, want running", got)
+	}
+	if got := eval[string](b, `document.querySelector('#pipelines-table tbody tr').dataset.pipeline`); !strings.HasSuffix(got, "ingest.toml:1") {
+		t.Errorf("pipeline name: got %q, want FILE:1", got)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
 )
@@ -110,6 +111,7 @@ type serveFlags struct {
 	peers       string
 	memory      string
 	admission   bool
+	ingest      string
 	// paramBytes, sessionParamBytes and userParamBytes are the
 	// --max-*param-bytes sizes, read by admit.ParseBytes.
 	paramBytes, sessionParamBytes, userParamBytes string
@@ -199,6 +201,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.Float64Var(&f.lakePartMB, "lake-part-mb", 64, "data per endpoint when a lake scan is split over several endpoints, in MiB")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "HOST:PORT clients reach this server's Flight port at, listed on result endpoints (default: the Flight address when --peers is given)")
 	fs.StringVar(&f.peers, "peers", "", "comma-separated HOST:PORT Flight addresses of other replicas serving the same lake, or @FILE with one per line; listed on result endpoints so clients spread fetches and fail over")
+	fs.StringVar(&f.ingest, "ingest", "", "TOML file of Kafka pipelines to run into the served database, one [[pipeline]] table each, whose keys are quiver ingest's flags (see the README); their rows are visible to every endpoint as each batch commits")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", logFormatUsage)
 	return fs, f
@@ -290,8 +293,18 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		}
 		cfg.Security.MySQLAllowPlaintext = !f.mysqlTLS.value
 	}
+	if f.ingest != "" {
+		var closeLakes func()
+		if cfg.Ingest, closeLakes, err = ingestPipelines(ctx, f.ingest, cfg.Logger); err != nil {
+			return err
+		}
+		defer closeLakes()
+	}
 
 	srv, err := server.Start(ctx, cfg)
+	if errors.Is(err, ingest.ErrConfig) {
+		return usagef("--ingest: %s", strings.ReplaceAll(err.Error(), ingest.ErrConfig.Error()+": ", ""))
+	}
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

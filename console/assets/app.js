@@ -1151,7 +1151,37 @@
     $('live-updated').textContent = 'updated ' + new Date(t * 1000).toLocaleTimeString();
 
     if (snap.kind === 'ingest' || ing) renderIngest(ing);
-    else renderQueries(snap.queries || [], adm);
+    else {
+      renderQueries(snap.queries || [], adm);
+      renderPipelines(snap.pipelines || null);
+    }
+  }
+
+  // renderPipelines lists the Kafka pipelines quiver serve --ingest runs:
+  // their counts, the summed lag of their partitions, and whether they
+  // run or stopped on an error.
+  function renderPipelines(ps) {
+    const box = $('pipelines');
+    if (!box) return;
+    box.hidden = !ps || !ps.length;
+    if (box.hidden) return;
+    const num = (v) => (v == null ? '–' : fmtInt(v));
+    const rows = ps.map((p) => {
+      const l = p.live || {};
+      const parts = l.partitions || [];
+      let lag = null;
+      for (const q of parts) if (q.lag != null) lag = (lag || 0) + Number(q.lag);
+      const err = l.last_error && l.last_error.message;
+      const state = p.stopped ? 'stopped' + (err ? ': ' + err : '') : (err ? 'running; last error: ' + err : 'running');
+      const tr = document.createElement('tr');
+      tr.dataset.pipeline = p.name;
+      tr.append(el('td', '', p.name), el('td', '', l.topic || '–'), el('td', '', l.table || '–'),
+        el('td', 'num', num(l.messages_total)), el('td', 'num', num(l.rows_total)),
+        el('td', 'num', String(parts.length)), el('td', 'num', num(lag)),
+        el('td', p.stopped || err ? 'bad' : 'ok', state));
+      return tr;
+    });
+    $('pipelines-table').tBodies[0].replaceChildren(...rows);
   }
 
   function renderQueries(qs, adm) {

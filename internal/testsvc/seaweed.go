@@ -58,8 +58,11 @@ type Seaweed struct {
 	SecretKey  string
 	Dir        string // data and logs
 
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	bin     string
+	args    []string
+	logPath string
 }
 
 // StartSeaweed starts SeaweedFS on free loopback ports with its data in a
@@ -132,18 +135,6 @@ func startSeaweed(t testing.TB, bin string, cfg SeaweedConfig) (*Seaweed, error)
 	}
 	defer logFile.Close()
 
-	cmd := exec.Command(bin, args...)
-	// Run inside the temporary directory so weed finds no stray config
-	// files (it reads e.g. ./security.toml), and give it only the
-	// credentials from here.
-	cmd.Dir = dir
-	cmd.Env = append(seaweedEnv(),
-		"AWS_ACCESS_KEY_ID="+seaweedAccessKey,
-		"AWS_SECRET_ACCESS_KEY="+seaweedSecretKey)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
 	s := &Seaweed{
 		S3URL:      "http://127.0.0.1:" + strconv.Itoa(s3Port),
 		CatalogURL: "http://127.0.0.1:" + strconv.Itoa(catalogPort),
@@ -151,11 +142,13 @@ func startSeaweed(t testing.TB, bin string, cfg SeaweedConfig) (*Seaweed, error)
 		AccessKey:  seaweedAccessKey,
 		SecretKey:  seaweedSecretKey,
 		Dir:        dir,
-		cmd:        cmd,
-		done:       make(chan struct{}),
+		bin:        bin,
+		args:       args,
+		logPath:    logPath,
 	}
-	go func() { cmd.Wait(); close(s.done) }()
-
+	if err := s.run(logFile); err != nil {
+		return nil, err
+	}
 	if err := s.waitReady(logPath, 90*time.Second); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%v; last lines of its log:\n%s", err, seaweedLogTail(logPath, 20))
@@ -165,10 +158,50 @@ func startSeaweed(t testing.TB, bin string, cfg SeaweedConfig) (*Seaweed, error)
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
-			t.Logf("seaweedfs log:\n%s", seaweedLogTail(logPath, 40))
+			t.Logf("seaweedfs log:\n%s", seaweedLogTail(s.logPath, 40))
 		}
 	})
 	return s, nil
+}
+
+// run starts weed with s's arguments, its output going to log.
+func (s *Seaweed) run(log *os.File) error {
+	cmd := exec.Command(s.bin, s.args...)
+	// Run inside the temporary directory so weed finds no stray config
+	// files (it reads e.g. ./security.toml), and give it only the
+	// credentials from here.
+	cmd.Dir = s.Dir
+	cmd.Env = append(seaweedEnv(),
+		"AWS_ACCESS_KEY_ID="+seaweedAccessKey,
+		"AWS_SECRET_ACCESS_KEY="+seaweedSecretKey)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	go func() { cmd.Wait(); close(s.done) }()
+	return nil
+}
+
+// Restart starts the store again after Stop, on the same ports and with
+// the same data, for tests of an object store that goes away and comes
+// back; it returns once the store serves requests.
+func (s *Seaweed) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	// A fresh log, so that the banner waited for is the new process's.
+	s.logPath = filepath.Join(s.Dir, fmt.Sprintf("log.%d", time.Now().UnixNano()))
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	if err := s.run(logFile); err != nil {
+		t.Fatalf("restart seaweedfs: %v", err)
+	}
+	if err := s.waitReady(s.logPath, 90*time.Second); err != nil {
+		t.Fatalf("restart seaweedfs: %v; last lines of its log:\n%s", err, seaweedLogTail(s.logPath, 20))
+	}
 }
 
 // waitReady waits until S3 answers at all (a request without a signature
@@ -200,6 +233,11 @@ func (s *Seaweed) Stop() { s.stop() }
 
 // stop asks weed to shut down and kills it if it takes too long.
 func (s *Seaweed) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:

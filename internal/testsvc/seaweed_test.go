@@ -113,6 +113,30 @@ func TestSeaweedTwice(t *testing.T) {
 	}
 }
 
+// TestSeaweed_Restart stops a store and starts it again: while stopped
+// its S3 port refuses connections, and once back it serves the same URL
+// with the objects written before.
+func TestSeaweed_Restart(t *testing.T) {
+	t.Parallel()
+	sw := StartSeaweed(t, SeaweedConfig{Buckets: []string{"kept"}})
+	put := mustRequest(t, http.MethodPut, sw.S3URL+"/kept/a.txt", nil)
+	sw.Sign(put, []byte("before"))
+	if status, body := do(t, put); status != http.StatusOK {
+		t.Fatalf("put object: %d %s", status, body)
+	}
+	sw.Stop()
+	if resp, err := http.Get(sw.S3URL + "/"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the stopped store answered: %s", resp.Status)
+	}
+	sw.Restart(t)
+	get := mustRequest(t, http.MethodGet, sw.S3URL+"/kept/a.txt", nil)
+	sw.Sign(get, nil)
+	if status, body := do(t, get); status != http.StatusOK || body != "before" {
+		t.Errorf("get object after the restart: got %d %q, want 200 %q", status, body, "before")
+	}
+}
+
 func mustRequest(t *testing.T, method, u string, body io.Reader) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, u, body)

@@ -42,6 +42,10 @@ type CompactOptions struct {
 	// Allocator allocates the Arrow memory of reading and writing; nil
 	// means Go's allocator.
 	Allocator memory.Allocator
+	// Written, when set, is called each time the new files are written
+	// and their commit is about to be attempted: crash tests stop the
+	// process there, between the files and the snapshot naming them.
+	Written func()
 }
 
 // CompactResult describes a compaction.
@@ -243,6 +247,9 @@ rounds:
 
 			attempts++
 			res.Attempts = attempts
+			if opts.Written != nil {
+				opts.Written()
+			}
 			next, err := txn.Commit(ctx)
 			if err == nil {
 				t.setCurrent(next)
