@@ -16,10 +16,30 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VPKG    := github.com/quiverdata/quiver/internal/version
 LDFLAGS := -X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT) -X $(VPKG).date=$(DATE)
 
-.PHONY: build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
+.PHONY: dist dist-check notice service-check build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/quiver
+
+# dist builds the release archives and their SHA-256 sums into dist/;
+# dist-check unpacks the linux/amd64 one in a clean directory and runs
+# quiver version and a serve/query round trip from it.
+dist: console-assets
+	@scripts/dist.sh "$(VERSION)" "$(LDFLAGS)"
+
+dist-check:
+	@scripts/dist.sh check
+
+# notice rewrites THIRD_PARTY_NOTICES.md from the module graph.
+notice:
+	@scripts/notice.sh
+
+# service-check verifies deploy/quiver.service with systemd-analyze,
+# pointing it at the binary make build made.
+service-check: build
+	@d=$$(mktemp -d) && sed "s#/usr/local/bin/quiver#$$PWD/$(BIN)#" deploy/quiver.service >$$d/quiver.service && \
+	out=$$(systemd-analyze verify $$d/quiver.service 2>&1); rm -rf $$d; \
+	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; echo "deploy/quiver.service verified"
 
 # console-assets installs the web console's libraries (apache-arrow and
 # uPlot) from console/web's pinned lockfile with npm ci, into
