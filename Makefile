@@ -6,7 +6,7 @@ TAGS    := duckdb_arrow
 BIN     := bin/quiver
 export CGO_ENABLED := 1
 
-.PHONY: build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
+.PHONY: build run install test long-test race fuzz lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
@@ -55,6 +55,14 @@ test: deps s3 console-assets
 # and MySQL servers, and the client.
 race: deps s3 console-assets
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout 30m ./admit/ ./mempool/ ./ipcx/ ./auth/ ./flightsql/ ./mysqlwire/ ./client/
+
+# fuzz runs each fuzz target that drives a live server for FUZZTIME:
+# raw FlightData streams into DoPut and DoExchange. A failing input is
+# saved under flightsql/testdata/fuzz/, where make test replays it.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzDoPut_Raw -fuzztime $(FUZZTIME) ./flightsql/
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzDoExchange_Raw -fuzztime $(FUZZTIME) ./flightsql/
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
 # 1,000 clients for 5 minutes with kills, slow readers and a restart,
