@@ -2,7 +2,6 @@ package flightsql
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -198,10 +197,7 @@ func checkMessage(m *ipcx.FlightMessage) error {
 
 // checkedReader passes on the batches of an upload that arrow-go's IPC
 // reader reads (nested columns) once each is checked whole
-// (array.ValidateFull): that reader takes lengths, offsets and buffers as
-// the client sent them, and DuckDB trusts what it scans, so a batch laid
-// out otherwise than its schema says (a flat batch after a nested schema)
-// had DuckDB read outside its buffers and crash the server.
+// (validateRecord).
 type checkedReader struct {
 	array.RecordReader
 	err error
@@ -211,16 +207,9 @@ func (r *checkedReader) Next() bool {
 	if r.err != nil || !r.RecordReader.Next() {
 		return false
 	}
-	rec := r.RecordReader.RecordBatch()
-	for i, col := range rec.Columns() {
-		if int64(col.Len()) != rec.NumRows() {
-			r.err = fmt.Errorf("column %d has %d rows, its batch %d", i, col.Len(), rec.NumRows())
-			return false
-		}
-		if err := array.ValidateFull(col); err != nil {
-			r.err = fmt.Errorf("column %d: %w", i, err)
-			return false
-		}
+	if err := validateRecord(r.RecordReader.RecordBatch()); err != nil {
+		r.err = err
+		return false
 	}
 	return true
 }

@@ -34,18 +34,19 @@ import (
 
 // Descriptor choices of a raw message.
 const (
-	descNone           = iota // no flight_descriptor
-	descEmptyCmd              // CMD with no bytes
-	descPath                  // a PATH descriptor
-	descGarbage               // CMD of garbage bytes
-	descUnknownAny            // an Any of a type nobody registered
-	descNotPut                // an Any of a command DoPut does not take
-	descIngest                // CommandStatementIngest, create or append
-	descIngestReplace         // CommandStatementIngest, replace
-	descUpdate                // CommandStatementUpdate
-	descPreparedUpdate        // CommandPreparedStatementUpdate, a valid handle
-	descPreparedQuery         // CommandPreparedStatementQuery, a valid handle
-	descPreparedForged        // CommandPreparedStatementUpdate, a forged handle
+	descNone               = iota // no flight_descriptor
+	descEmptyCmd                  // CMD with no bytes
+	descPath                      // a PATH descriptor
+	descGarbage                   // CMD of garbage bytes
+	descUnknownAny                // an Any of a type nobody registered
+	descNotPut                    // an Any of a command DoPut does not take
+	descIngest                    // CommandStatementIngest, create or append
+	descIngestReplace             // CommandStatementIngest, replace
+	descUpdate                    // CommandStatementUpdate
+	descPreparedUpdate            // CommandPreparedStatementUpdate, a valid handle
+	descPreparedQuery             // CommandPreparedStatementQuery, a valid handle
+	descPreparedForged            // CommandPreparedStatementUpdate, a forged handle
+	descPreparedListUpdate        // CommandPreparedStatementUpdate of a LIST<BIGINT> parameter
 	descKinds
 )
 
@@ -202,8 +203,10 @@ func newRawFixture(t testing.TB, c *client.Client) *rawFixture {
 	fx.ipc[payParamSchema], fx.ipc[payParamBatch] = msgs[0], msgs[1]
 
 	ctx := c.Context(context.Background())
-	if _, err := c.Exec(ctx, "CREATE TABLE fz_upd (i BIGINT)"); err != nil {
-		t.Fatal(err)
+	for _, ddl := range []string{"CREATE TABLE fz_upd (i BIGINT)", "CREATE TABLE fz_list (l BIGINT[])"} {
+		if _, err := c.Exec(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
 	}
 	prepare := func(sql string) []byte {
 		p, err := c.SQL().Prepare(ctx, sql)
@@ -224,6 +227,7 @@ func newRawFixture(t testing.TB, c *client.Client) *rawFixture {
 	fx.cmds[descIngestReplace] = anyCmd(t, &pb.CommandStatementIngest{Table: "fz_replace", TableDefinitionOptions: replace})
 	fx.cmds[descUpdate] = anyCmd(t, &pb.CommandStatementUpdate{Query: "INSERT INTO fz_upd VALUES (1)"})
 	fx.cmds[descPreparedUpdate] = anyCmd(t, &pb.CommandPreparedStatementUpdate{PreparedStatementHandle: prepare("INSERT INTO fz_upd VALUES (?)")})
+	fx.cmds[descPreparedListUpdate] = anyCmd(t, &pb.CommandPreparedStatementUpdate{PreparedStatementHandle: prepare("INSERT INTO fz_list VALUES (?)")})
 	fx.cmds[descPreparedQuery] = anyCmd(t, &pb.CommandPreparedStatementQuery{PreparedStatementHandle: prepare("SELECT ? + 1 AS x")})
 	fx.cmds[descNotPut] = anyCmd(t, &pb.CommandGetCatalogs{})
 	unknown, err := proto.Marshal(&anypb.Any{TypeUrl: "type.googleapis.com/quiver.NoSuchCommand", Value: []byte{8, 1}})
@@ -403,6 +407,9 @@ func rawSeeds() map[string]rawInput {
 		"update with data":                  {msgs: []rawMsg{msg(descUpdate, payFlatSchema), msg(descNone, payFlatBatch)}},
 		"prepared update":                   {msgs: []rawMsg{msg(descPreparedUpdate, payParamSchema), msg(descNone, payParamBatch)}},
 		"prepared update, wrong params":     {msgs: []rawMsg{msg(descPreparedUpdate, payNestedSchema), msg(descNone, payNestedBatch)}},
+		"prepared list update":              {msgs: []rawMsg{msg(descPreparedListUpdate, payNestedSchema), msg(descNone, payNestedBatch)}},
+		"prepared list update, flat batch":  {msgs: []rawMsg{msg(descPreparedListUpdate, payNestedSchema), msg(descNone, payFlatBatch)}},
+		"prepared query, flat batch":        {msgs: []rawMsg{msg(descPreparedQuery, payNestedSchema), msg(descNone, payFlatBatch)}},
 		"prepared query":                    {msgs: []rawMsg{msg(descPreparedQuery, payParamSchema), msg(descNone, payParamBatch)}},
 		"prepared, forged handle":           {msgs: []rawMsg{{desc: descPreparedForged, pay: payParamSchema, garbage: garbage}}},
 		"schema after batches":              {msgs: []rawMsg{msg(descIngest, payFlatBatch), msg(descNone, payFlatSchema), msg(descNone, payFlatBatch)}},

@@ -20,8 +20,9 @@ import (
 // descriptor made the router dereference nil and took the process, and
 // Flight, MySQL and HTTP with it, down); so is an upload whose messages
 // do not decode, or whose batch is laid out otherwise than its schema
-// says (DuckDB read outside its buffers and crashed). Every endpoint
-// answers after each.
+// says, as rows to ingest or as a prepared statement's parameters (DuckDB
+// read outside its buffers and crashed; a prepared query kept them bound).
+// Every endpoint answers after each.
 func TestServer_DoPutRaw(t *testing.T) {
 	rs := startRawServer(t, server.Config{MySQLAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0"})
 	seeds := rawSeeds()
@@ -45,6 +46,11 @@ func TestServer_DoPutRaw(t *testing.T) {
 		{"no messages", codes.InvalidArgument, "the stream ended before its first message"},
 		{"garbage IPC", codes.InvalidArgument, "malformed IPC message header"},
 		{"nested schema, flat batch", codes.InvalidArgument, "the client's stream is malformed"},
+		{"prepared list update, flat batch", codes.InvalidArgument, "malformed parameters"},
+		{"prepared query, flat batch", codes.InvalidArgument, "malformed parameters"},
+		{"prepared update", codes.OK, ""},
+		{"prepared list update", codes.OK, ""},
+		{"prepared query", codes.OK, ""},
 		{"ingest", codes.OK, ""},
 		{"update", codes.OK, ""},
 	}

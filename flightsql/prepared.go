@@ -241,7 +241,9 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	return p.setBound(recs), nil
 }
 
-// readParams reads every parameter batch of a DoPut, checking its width.
+// readParams reads every parameter batch of a DoPut, checking its width
+// and its layout (validateRecord): the batches are bound row by row or
+// scanned by DuckDB as they are.
 func readParams(r flight.MessageReader, p *prepared) ([]arrow.RecordBatch, error) {
 	var recs []arrow.RecordBatch
 	rows := 0
@@ -250,6 +252,10 @@ func readParams(r flight.MessageReader, p *prepared) ([]arrow.RecordBatch, error
 		if int(rec.NumCols()) != p.params.NumFields() {
 			releaseRecs(recs)
 			return nil, invalidf("statement takes %d parameters, the batch has %d columns", p.params.NumFields(), rec.NumCols())
+		}
+		if err := validateRecord(rec); err != nil {
+			releaseRecs(recs)
+			return nil, invalidf("malformed parameters: %v", err)
 		}
 		rows += int(rec.NumRows())
 		if rows > maxBoundRows {
