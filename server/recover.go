@@ -16,14 +16,15 @@ var httpPanics = promauto.NewCounter(prometheus.CounterOpts{
 	Help: "Panics recovered while serving an HTTP request (console, /metrics, /healthz); the request failed with 500 and the server went on. Each one is a bug.",
 })
 
-// recoverHTTP serves next, and answers a request whose handler panicked
+// RecoverHTTP serves next, and answers a request whose handler panicked
 // with 500, logging the panic with its stack and counting it. net/http
 // recovers a handler's panic too, but only by dropping the connection and
 // printing to stderr, past quiver's log and metrics. A response already
 // under way cannot turn into a 500: it is cut off, as net/http would, so
 // the client does not take it for complete. http.ErrAbortHandler, by which
-// a handler aborts a response on purpose, passes through.
-func recoverHTTP(log *slog.Logger, next http.Handler) http.Handler {
+// a handler aborts a response on purpose, passes through. Every HTTP
+// endpoint of quiver is served through it (serve's and ingest's).
+func RecoverHTTP(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tw := &trackedWriter{ResponseWriter: w}
 		defer func() {

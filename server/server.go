@@ -245,7 +245,7 @@ func (s *Server) startHTTP() error {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	hs := &http.Server{Handler: recoverHTTP(s.log, mux), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: RecoverHTTP(s.log, mux), ReadHeaderTimeout: 10 * time.Second}
 	s.HTTPAddr = ln.Addr().String()
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -24,6 +24,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/server"
 )
 
 func init() {
@@ -366,22 +367,34 @@ func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
 // ingest view, which shows what live returns (nil: nothing yet), until the
 // returned stop runs.
 func serveMetrics(addr string, live func() any, log *slog.Logger) (func(), error) {
-	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("web console: %w", err)
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, usagef("--http: %v", err)
+	}
+	stop, err := serveMetricsOn(ln, live, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "quiver: http listening on %s\n", ln.Addr())
+	return stop, nil
+}
+
+// serveMetricsOn is serveMetrics on a listener. A panic answering a
+// request costs that request a 500, like on quiver serve's HTTP endpoint
+// (server.RecoverHTTP).
+func serveMetricsOn(ln net.Listener, live func() any, log *slog.Logger) (func(), error) {
+	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/", con)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.RecoverHTTP(log, mux), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "quiver: http listening on %s\n", ln.Addr())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
