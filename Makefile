@@ -16,7 +16,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VPKG    := github.com/quiverdata/quiver/internal/version
 LDFLAGS := -X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT) -X $(VPKG).date=$(DATE)
 
-.PHONY: dist dist-check notice service-check build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
+.PHONY: dist dist-check notice service-check build run install test long-test race fuzz lint deps s3 bench bench-clients interop clean console-assets
 
 build: console-assets
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/quiver
@@ -85,6 +85,14 @@ test: deps s3 console-assets
 # and MySQL servers, and the client.
 race: deps s3 console-assets
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout 30m ./admit/ ./mempool/ ./ipcx/ ./auth/ ./flightsql/ ./mysqlwire/ ./client/
+
+# fuzz runs each fuzz target that drives a live server for FUZZTIME:
+# raw FlightData streams into DoPut and DoExchange. A failing input is
+# saved under flightsql/testdata/fuzz/, where make test replays it.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzDoPut_Raw -fuzztime $(FUZZTIME) ./flightsql/
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzDoExchange_Raw -fuzztime $(FUZZTIME) ./flightsql/
 
 # long-test runs the slow checks: bounded memory while streaming 100M rows,
 # 1,000 clients for 5 minutes with kills, slow readers and a restart,

@@ -17,6 +17,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -26,6 +27,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
+
+	"github.com/quiverdata/quiver/internal/panics"
 )
 
 var scanSeq atomic.Uint64
@@ -65,10 +68,16 @@ func (c *Conn) InsertArrow(ctx context.Context, target string, columns []string,
 // the batches r yields, and returns the rows it changed. DuckDB pulls the
 // batches as the statement runs, so memory stays bounded by the reader.
 // When the statement fails and r failed too, r's error is returned.
+//
+// DuckDB calls r back from its own threads, where a panic could not be
+// recovered by the caller and would end the process: a panic of r makes
+// the statement fail with a *panics.Error instead (see guardedReader).
 func (c *Conn) ExecArrow(ctx context.Context, r array.RecordReader, query func(view string) string) (int64, error) {
 	view := fmt.Sprintf("__quiver_scan_%d", scanSeq.Add(1))
 	stream := (*cdata.CArrowArrayStream)(C.calloc(1, C.sizeof_struct_ArrowArrayStream))
 	defer C.free(unsafe.Pointer(stream))
+	g := &guardedReader{RecordReader: r, log: c.db.log}
+	r = g
 	cdata.ExportRecordReader(r, stream)
 	defer cdata.ReleaseCArrowArrayStream(stream)
 	if duckdb.ArrowScan(c.conn, view, duckdb.ArrowStream{Ptr: unsafe.Pointer(stream)}) == duckdb.StateError {
@@ -186,4 +195,48 @@ func (c *coalescer) Next() bool {
 	}
 	c.cur = array.NewRecordBatch(c.Schema(), cols, rows)
 	return true
+}
+
+// guardedReader is the reader DuckDB pulls an Arrow scan from. DuckDB
+// calls it through cgo callbacks, on threads of its own: a panic there
+// cannot reach a recover of the Go code that ran the statement, and
+// unwinding through DuckDB's C++ frames would leave its locks held if the
+// process survived at all. So a panic of the reader is recovered where it
+// happens: Next ends the stream, and Err reports the panic as a
+// *panics.Error, which fails the statement like any read error.
+type guardedReader struct {
+	array.RecordReader
+	log *slog.Logger
+	err error
+}
+
+func (g *guardedReader) Next() (ok bool) {
+	if g.err != nil {
+		return false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			g.err, ok = panics.New(p), false
+		}
+	}()
+	return g.RecordReader.Next()
+}
+
+func (g *guardedReader) Err() error {
+	if g.err != nil {
+		return g.err
+	}
+	return g.RecordReader.Err()
+}
+
+// Release is called back by DuckDB when it drops the scan, or by
+// ExecArrow: no call is left to fail by then, so a panic is only logged.
+func (g *guardedReader) Release() {
+	defer func() {
+		if p := recover(); p != nil {
+			pe := panics.New(p)
+			g.log.Error("recovered a panic releasing an Arrow scan's reader", "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
+	}()
+	g.RecordReader.Release()
 }

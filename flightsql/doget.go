@@ -16,6 +16,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/panics"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -267,12 +268,18 @@ func (s *Server) acquireWith(ctx context.Context, txnID []byte, catalog, schema 
 	if err != nil {
 		return nil, nil, err
 	}
+	ok := false // a panic in Use must not leave a transaction locked
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
 	if catalog != "" || schema != "" {
 		if err := c.Use(ctx, catalog, schema); err != nil {
-			release()
 			return nil, nil, toStatus(err)
 		}
 	}
+	ok = true
 	return c, release, nil
 }
 
@@ -306,6 +313,12 @@ func (s *Server) finish(q *queryRun) { q.slot.Finish(s.opts.Classifier, q.key, q
 // The results come from rows, then from next until it returns nil. While
 // the channel is full (the client reads slower than DuckDB produces) the
 // query gives back its run slot.
+//
+// A panic in the producer becomes the stream's error (the interceptor
+// logs it), and however this call ends, a panic here included, the
+// producer has stopped before it returns: the caller then closes the
+// statement and gives its connection back, which DuckDB must not be
+// running on.
 func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, rows []*engine.Rows, next func() (*engine.Rows, error), q *queryRun) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -313,15 +326,25 @@ func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoG
 	errc := make(chan error, 1)
 	go func() {
 		defer close(ch)
-		errc <- produce(ctx, ch, rows, next, q)
+		errc <- panics.Catch(func() error { return produce(ctx, ch, rows, next, q) })
 	}()
-	w, err := s.resultWriter(ctx, stream, schema)
-	if err != nil {
+	var w *ipcx.Writer
+	producing := true
+	defer func() {
+		if !producing {
+			return
+		}
 		cancel()
 		for rec := range ch {
 			rec.Release()
 		}
 		<-errc
+		if w != nil {
+			w.Close()
+		}
+	}()
+	w, err := s.resultWriter(ctx, stream, schema)
+	if err != nil {
 		return err
 	}
 	var werr error
@@ -337,12 +360,17 @@ func (s *Server) streamRows(ctx context.Context, stream flight.FlightService_DoG
 		rec.Release()
 	}
 	perr := <-errc
+	producing = false
 	if werr == nil {
 		werr = w.Close()
 	} else {
 		w.Close()
 	}
 	switch {
+	case panics.As(perr) != nil:
+		return perr
+	case panics.As(werr) != nil:
+		return werr // the IPC writer's sender panicked
 	case werr != nil:
 		if ctx.Err() != nil && stream.Context().Err() != nil {
 			return status.FromContextError(stream.Context().Err()).Err()
@@ -371,17 +399,17 @@ func produce(ctx context.Context, ch chan<- arrow.RecordBatch, rows []*engine.Ro
 		if r == nil {
 			return nil
 		}
-		err := drain(ctx, ch, r, q)
-		r.Close()
-		if err != nil {
+		if err := drain(ctx, ch, r, q); err != nil {
 			return err
 		}
 	}
 }
 
 // drain sends r's batches to ch, holding q's run slot while DuckDB
-// produces them and pausing it while ch is full.
+// produces them and pausing it while ch is full, then closes r however it
+// ends, a panic included.
 func drain(ctx context.Context, ch chan<- arrow.RecordBatch, r *engine.Rows, q *queryRun) error {
+	defer r.Close()
 	for {
 		if err := q.slot.Resume(ctx); err != nil {
 			return err

@@ -31,8 +31,9 @@ import (
 // and joined into such batches by the engine. Either way the client's
 // batch sizes do not decide DuckDB's.
 //
-// Every message's IPC metadata is checked (checkIPCMessage) before
-// arrow-go's reader sees it, since it allocates by the counts a schema
+// The first message must name the upload's command in its descriptor
+// (putCommand). Every message's IPC metadata is checked (checkIPCMessage)
+// before arrow-go's reader sees it, since it allocates by the counts a schema
 // claims; GroupReader checks the batches it decodes against their bodies
 // itself.
 func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -43,14 +44,18 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		}
 		return err
 	}
-	if err := checkHeader(first.Header); err != nil {
+	put, err := putCommand(first.Descriptor)
+	if err == nil {
+		err = checkMessage(first)
+	}
+	if err != nil {
 		if first.Body != nil {
 			first.Body.Release()
 		}
 		return err
 	}
-	cmd := ingestCommand(first.Descriptor)
-	if cmd == nil {
+	cmd, ok := put.(*pb.CommandStatementIngest)
+	if !ok {
 		return v.FlightServer.DoPut(&replayPut{FlightService_DoPutServer: stream, first: first.FlightData()})
 	}
 	var in array.RecordReader
@@ -71,7 +76,7 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		in = g
 	default:
 		defer rdr.Release()
-		in = rdr
+		in = &checkedReader{RecordReader: rdr}
 	}
 	n, ierr := v.s.ingestStream(stream.Context(), cmd, in)
 	// Like arrow-go's router: the count always, then the failure if any.
@@ -85,22 +90,40 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	return ierr
 }
 
-// ingestCommand is the CommandStatementIngest a DoPut descriptor carries,
-// or nil.
-func ingestCommand(d *flight.FlightDescriptor) *pb.CommandStatementIngest {
-	if d.GetType() != flight.DescriptorCMD {
-		return nil
+// putCommand is the Flight SQL command a DoPut's first message names in
+// its descriptor, which must be there: arrow-go's router reads the command
+// from the first message's descriptor and dereferences it unchecked, so a
+// descriptor that is missing (a nil pointer), not a command, or not one of
+// the commands DoPut takes, is refused here with InvalidArgument before
+// the router sees the upload. A descriptor on a later message does not
+// count: the command decides how the messages after it are read.
+func putCommand(d *flight.FlightDescriptor) (proto.Message, error) {
+	switch {
+	case d == nil:
+		return nil, invalidf("DoPut: the first message carries no flight descriptor; it must name the upload's command (%s)", putCommands)
+	case d.GetType() != flight.DescriptorCMD:
+		return nil, invalidf("DoPut: the flight descriptor is of type %s; Flight SQL uploads name a command (type CMD: %s)", d.GetType(), putCommands)
+	case len(d.GetCmd()) == 0:
+		return nil, invalidf("DoPut: the flight descriptor's command is empty; it must name the upload's command (%s)", putCommands)
 	}
 	var a anypb.Any
-	if proto.Unmarshal(d.GetCmd(), &a) != nil || !a.MessageIs(&pb.CommandStatementIngest{}) {
-		return nil
+	if err := proto.Unmarshal(d.GetCmd(), &a); err != nil {
+		return nil, invalidf("DoPut: the flight descriptor's command is not a Flight SQL command (a protobuf Any): %v", err)
 	}
-	var cmd pb.CommandStatementIngest
-	if a.UnmarshalTo(&cmd) != nil {
-		return nil
+	msg, err := a.UnmarshalNew()
+	if err != nil {
+		return nil, invalidf("DoPut: the flight descriptor's command %q cannot be read: %v", a.GetTypeUrl(), err)
 	}
-	return &cmd
+	switch msg.(type) {
+	case *pb.CommandStatementIngest, *pb.CommandStatementUpdate, *pb.CommandStatementSubstraitPlan,
+		*pb.CommandPreparedStatementQuery, *pb.CommandPreparedStatementUpdate:
+		return msg, nil
+	}
+	return nil, invalidf("DoPut: %s is not a command DoPut takes (%s)", a.GetTypeUrl(), putCommands)
 }
+
+// putCommands names the commands DoPut takes, for error messages.
+const putCommands = "CommandStatementIngest, CommandStatementUpdate, CommandPreparedStatementQuery or CommandPreparedStatementUpdate"
 
 // replayPut gives arrow-go's router the first message again, then the
 // rest of the stream.
@@ -114,14 +137,17 @@ func (r *replayPut) Recv() (*flight.FlightData, error) {
 		r.first = nil
 		return fd, nil
 	}
-	fd, err := r.FlightService_DoPutServer.Recv()
-	if err != nil {
+	// Received as a FlightMessage, whose decoding problems are the
+	// client's InvalidArgument (checkMessage); the body is Go memory,
+	// which arrow-go's reader keeps as a plain byte slice.
+	m := &ipcx.FlightMessage{}
+	if err := r.FlightService_DoPutServer.RecvMsg(m); err != nil {
 		return nil, err
 	}
-	if err := checkHeader(fd.GetDataHeader()); err != nil {
+	if err := checkMessage(m); err != nil {
 		return nil, err
 	}
-	return fd, nil
+	return m.FlightData(), nil
 }
 
 // replayMsg gives quiver's Flight reader the first message again, then
@@ -143,7 +169,7 @@ func (r *replayMsg) RecvMsg(m any) error {
 		return err
 	}
 	if fm, ok := m.(*ipcx.FlightMessage); ok {
-		if err := checkHeader(fm.Header); err != nil {
+		if err := checkMessage(fm); err != nil {
 			if fm.Body != nil {
 				fm.Body.Release()
 				fm.Body = nil
@@ -154,15 +180,45 @@ func (r *replayMsg) RecvMsg(m any) error {
 	return nil
 }
 
-// checkHeader checks an uploaded message's IPC metadata, if it has any.
-func checkHeader(h []byte) error {
-	if len(h) == 0 {
+// checkMessage checks that an uploaded message was decoded, and its IPC
+// metadata, if it has any.
+func checkMessage(m *ipcx.FlightMessage) error {
+	if m.Err != nil {
+		return status.Errorf(codes.InvalidArgument, "DoPut: %v", m.Err)
+	}
+	if len(m.Header) == 0 {
 		return nil
 	}
-	if _, err := checkIPCMessage(h); err != nil {
+	if _, err := checkIPCMessage(m.Header); err != nil {
 		return status.Errorf(codes.InvalidArgument, "DoPut: %v", err)
 	}
 	return nil
+}
+
+// checkedReader passes on the batches of an upload that arrow-go's IPC
+// reader reads (nested columns) once each is checked whole
+// (validateRecord).
+type checkedReader struct {
+	array.RecordReader
+	err error
+}
+
+func (r *checkedReader) Next() bool {
+	if r.err != nil || !r.RecordReader.Next() {
+		return false
+	}
+	if err := validateRecord(r.RecordReader.RecordBatch()); err != nil {
+		r.err = err
+		return false
+	}
+	return true
+}
+
+func (r *checkedReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
 }
 
 // failedReader is an upload whose schema could not be read.

@@ -9,15 +9,17 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/panics"
 )
 
 // toStatus maps an error to a gRPC status, in one place for the whole
 // service. Engine errors keep DuckDB's message, so the user sees what was
 // wrong with their statement; errors that already carry a status pass
-// through.
+// through, and so does a recovered panic, which the recovering
+// interceptor logs, counts and answers Internal (recover.go).
 func toStatus(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || panics.As(err) != nil {
+		return err
 	}
 	if _, ok := status.FromError(err); ok {
 		return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/panics"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -222,6 +223,9 @@ func (s *Server) ingest(ctx context.Context, c *engine.Conn, p ingestPlan, schem
 	}
 	n, err := c.InsertArrow(ctx, tgt.name, columns, in)
 	if err != nil {
+		if pe := panics.As(err); pe != nil {
+			return 0, pe // reading the upload panicked (on a DuckDB thread)
+		}
 		if rerr := in.Err(); rerr != nil {
 			if _, grpcErr := status.FromError(rerr); !grpcErr && ctx.Err() == nil && !errors.Is(rerr, context.Canceled) {
 				// Not the call failing: the client sent something that is not Arrow.

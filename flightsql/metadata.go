@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/engine"
 )
 
 // Metadata commands answer from DuckDB's catalog functions. Their
@@ -267,21 +269,31 @@ func (s *Server) streamQuery(ctx context.Context, schema *arrow.Schema, sql stri
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := c.Query(ctx, sql, args...)
-	if err != nil {
+	var rows *engine.Rows
+	streaming := false // the goroutine owns the rows and connection from then on
+	defer func() {
+		if streaming {
+			return
+		}
+		if rows != nil {
+			rows.Close()
+		}
 		release()
+	}()
+	rows, err = c.Query(ctx, sql, args...)
+	if err != nil {
 		return nil, nil, toStatus(err)
 	}
 	if err := sameTypes(rows.Schema(), schema); err != nil {
-		rows.Close()
-		release()
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk, 1)
+	streaming = true
 	go func() {
 		defer close(ch)
 		defer release()
 		defer rows.Close()
+		defer recoverChunk(ctx, ch)
 		for rows.Next() {
 			rec := rows.RecordBatch()
 			if !send(ctx, ch, array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())) {

@@ -33,6 +33,10 @@ var (
 		Name: "quiver_flight_transactions_rolled_back_total",
 		Help: "Flight SQL transactions the server rolled back on its own: idle past --txn-idle-timeout, or their client connection closed.",
 	}, []string{"why"})
+	panicsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "quiver_flight_panics_total",
+		Help: "Panics recovered while serving a Flight call, by method; the call failed with Internal and the server went on. Each one is a bug.",
+	}, []string{"method"})
 	preparedOpen = promauto.NewGauge(prometheus.GaugeOpts{
 		Name: "quiver_flight_prepared_statements_open",
 		Help: "Prepared statements this server caches schemas and bound parameters for.",

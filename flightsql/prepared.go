@@ -313,9 +313,11 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	return p.setBound(recs), nil
 }
 
-// readParams reads every parameter batch of a DoPut, checking its width,
-// and charges them to lease as they arrive: a client that sends more than
-// its bounds is refused at the batch that passes one.
+// readParams reads every parameter batch of a DoPut, checking its width
+// and its layout (validateRecord): the batches are bound row by row or
+// scanned by DuckDB as they are. It charges them to lease as they arrive:
+// a client that sends more than its bounds is refused at the batch that
+// passes one.
 func readParams(r flight.MessageReader, p *prepared, lease *admit.Lease) ([]arrow.RecordBatch, error) {
 	var recs []arrow.RecordBatch
 	rows := 0
@@ -325,6 +327,11 @@ func readParams(r flight.MessageReader, p *prepared, lease *admit.Lease) ([]arro
 		if int(rec.NumCols()) != p.params.NumFields() {
 			releaseRecs(recs)
 			return nil, invalidf("statement takes %d parameters, the batch has %d columns", p.params.NumFields(), rec.NumCols())
+		}
+		if err := validateRecord(rec); err != nil {
+			releaseRecs(recs)
+			lease.SetParams(0)
+			return nil, invalidf("malformed parameters: %v", err)
 		}
 		rows += int(rec.NumRows())
 		if rows > maxBoundRows {

@@ -39,7 +39,8 @@ type Options struct {
 	// interceptors). They are applied after quiver's own sizing options.
 	ServerOptions []grpc.ServerOption
 	// UnaryInterceptors and StreamInterceptors run before the session
-	// middleware, in order (auth goes here).
+	// middleware, in order (auth goes here), after the server's panic
+	// recovery: a panic in one fails only its call.
 	UnaryInterceptors  []grpc.UnaryServerInterceptor
 	StreamInterceptors []grpc.StreamServerInterceptor
 	// IdleTimeout closes prepared statements and held results unused for
@@ -204,8 +205,10 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	s.inner = flightsql.NewFlightServerWithAllocator(s, s.mem)
 
 	sessions := flight.CreateServerMiddleware(session.NewServerSessionMiddleware(session.NewStatelessServerSessionManager()))
-	unary := append(append([]grpc.UnaryServerInterceptor{}, opts.UnaryInterceptors...), sessions.Unary, metricsUnary)
-	stream := append(append([]grpc.StreamServerInterceptor{}, opts.StreamInterceptors...), sessions.Stream, metricsStream)
+	// Panics are recovered first of all (recover.go), so that one in
+	// authentication or the middleware fails only its call too.
+	unary := append(append([]grpc.UnaryServerInterceptor{s.recoverUnary}, opts.UnaryInterceptors...), sessions.Unary, metricsUnary)
+	stream := append(append([]grpc.StreamServerInterceptor{s.recoverStream}, opts.StreamInterceptors...), sessions.Stream, metricsStream)
 	gopts := append(GRPCServerOptions(),
 		// A connection that makes no call for the idle timeout is closed
 		// (GOAWAY; clients reconnect when they need to).

@@ -85,14 +85,25 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if err != nil {
 		return nil, err
 	}
+	// The statement and the connection are let go however this ends, a
+	// panic included (a transaction's stays locked otherwise), unless a
+	// held query takes them.
+	var st *engine.Stmt
+	held := false
+	defer func() {
+		if held {
+			return
+		}
+		if st != nil {
+			st.Close()
+		}
+		release()
+	}()
 	st, multi, err := s.prepare(ctx, c, cmd.GetQuery())
 	if err != nil {
-		release()
 		return nil, err
 	}
 	if !st.IsQuery() {
-		defer release()
-		defer st.Close()
 		planned()
 		n, err := s.execStmt(ctx, c, st, cmd.GetQuery())
 		if err != nil {
@@ -102,17 +113,13 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	}
 	schema, err := st.Schema()
 	if err != nil {
-		st.Close()
-		release()
 		return nil, toStatus(err)
 	}
 	if multi {
 		// The statements before it have run; keep the last one prepared.
 		lease, err := s.holdSession(ctx).Take(admit.HoldResult, int64(len(cmd.GetQuery())))
 		if err != nil {
-			st.Close()
-			release()
-			return nil, toStatus(err)
+			return nil, toStatus(err) // the deferred close lets st and the connection go
 		}
 		h := handle{Held: newID()}
 		hq := &heldQuery{owner: owner(ctx), sql: cmd.GetQuery(), stmt: st, release: release, created: time.Now(),
@@ -120,14 +127,15 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 		s.mu.Lock()
 		s.held[h.Held] = hq
 		s.mu.Unlock()
+		held = true
 		if !hq.conn.onEnd(hq, func() { s.dropHeld(h.Held, hq) }) {
 			s.dropHeld(h.Held, hq)
 		}
 		return s.statementInfo(ctx, desc, schema, h)
 	}
-	defer release()
 	read := st.Access() == auth.AccessRead
 	st.Close()
+	st = nil
 	catalog, dbSchema := sessionDefaults(ctx)
 	h := handle{Query: cmd.GetQuery(), Txn: string(cmd.GetTransactionId()), Catalog: catalog, Schema: dbSchema}
 	if h.Txn != "" || !read {

@@ -22,21 +22,27 @@ func (s *Server) tablesWithSchemas(ctx context.Context, query string, args []any
 	if err != nil {
 		return nil, nil, err
 	}
+	streaming := false // the goroutine owns the connection from then on
+	defer func() {
+		if !streaming {
+			release()
+		}
+	}()
 	recs, err := readAll(ctx, c, schema_ref.Tables, query, args...)
 	if err != nil {
-		release()
 		return nil, nil, err
 	}
 	cols, err := columnInfos(ctx, c, args[:3])
 	if err != nil {
 		releaseRecs(recs)
-		release()
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk, 1)
+	streaming = true
 	go func() {
 		defer close(ch)
 		defer release()
+		defer recoverChunk(ctx, ch)
 		for i, rec := range recs {
 			out := s.withSchemas(ctx, c, rec, cols)
 			rec.Release()

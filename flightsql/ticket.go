@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
@@ -209,17 +210,19 @@ func decodeParams(b []byte) (recs []arrow.RecordBatch, err error) {
 	return recs, nil
 }
 
-// validateRecord checks every column's buffers agree with its length and
-// offsets, where arrow-go can tell.
+// validateRecord checks a batch a client sent whole (array.ValidateFull):
+// every column's length, buffer sizes, null count and offsets, its
+// children's too. arrow-go's IPC reader takes them as the client sent
+// them, and DuckDB trusts what it scans, so a batch laid out otherwise
+// than its schema says (a flat batch after a nested schema) had DuckDB
+// read outside its buffers and crash the server.
 func validateRecord(rec arrow.RecordBatch) error {
 	for i, col := range rec.Columns() {
 		if int64(col.Len()) != rec.NumRows() {
 			return fmt.Errorf("column %d has %d rows, the batch %d", i, col.Len(), rec.NumRows())
 		}
-		if v, ok := col.(interface{ ValidateFull() error }); ok {
-			if err := v.ValidateFull(); err != nil {
-				return fmt.Errorf("column %d: %w", i, err)
-			}
+		if err := array.ValidateFull(col); err != nil {
+			return fmt.Errorf("column %d: %w", i, err)
 		}
 	}
 	return nil

@@ -47,8 +47,9 @@ func (c clientCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // compressed batch is decompressed there (FlightMessage does both).
 func unmarshalFlightData(data mem.BufferSlice, fd *flight.FlightData) error {
 	var m FlightMessage // Mem nil: Go memory
-	if err := m.unmarshal(data); err != nil {
-		return err
+	m.unmarshal(data)
+	if m.Err != nil {
+		return m.Err
 	}
 	fd.Reset()
 	m.fill(fd)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"time"
 	"unsafe"
+
+	"github.com/quiverdata/quiver/internal/panics"
 )
 
 // minCompressLen: buffers shorter than this are sent raw without trying;
@@ -50,6 +52,8 @@ type encodeJob struct {
 	done    chan struct{}
 	began   time.Time
 	elapsed time.Duration
+	// err is a panic of the compression, read after done is closed.
+	err error
 }
 
 // newEncodeJob plans the compression of a batch whose header is m and
@@ -105,14 +109,16 @@ func newEncodeJob(m *batchMeta, srcs [][]byte, codec Codec, minSavings float64) 
 }
 
 // start compresses the pieces on a goroutine of its own, which ends when
-// done is closed.
+// done is closed. A panic of the compression is left in err.
 func (j *encodeJob) start() {
 	j.began = time.Now()
 	go func() {
 		defer close(j.done)
-		runTasks(len(j.tasks), func(i int) error {
-			j.tasks[i].encode(j.codec)
-			return nil
+		j.err = panics.Catch(func() error {
+			return runTasks(len(j.tasks), func(i int) error {
+				j.tasks[i].encode(j.codec)
+				return nil
+			})
 		})
 		j.elapsed = time.Since(j.began)
 	}()

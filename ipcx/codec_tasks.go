@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/quiverdata/quiver/internal/panics"
 )
 
 // pieceSize is the work in one parallel task: about this many bytes of
@@ -14,12 +16,13 @@ const pieceSize = 1 << 20
 // runTasks runs fn(0), …, fn(n-1) on up to GOMAXPROCS goroutines, the
 // caller being one of them, and returns the first error. After an error,
 // tasks not yet started are skipped. Every goroutine it starts has ended
-// when it returns.
+// when it returns. A task that panics fails with a *panics.Error: on a
+// goroutine of runTasks' own, nothing else could recover it.
 func runTasks(n int, fn func(i int) error) error {
 	workers := min(n, runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
-			if err := fn(i); err != nil {
+			if err := runTask(fn, i); err != nil {
 				return err
 			}
 		}
@@ -38,7 +41,7 @@ func runTasks(n int, fn func(i int) error) error {
 			if i >= n {
 				return
 			}
-			if err := fn(i); err != nil {
+			if err := runTask(fn, i); err != nil {
 				errOnce.Do(func() { first = err })
 				failed.Store(true)
 			}
@@ -54,4 +57,10 @@ func runTasks(n int, fn func(i int) error) error {
 	work()
 	wg.Wait()
 	return first
+}
+
+// runTask is fn(i), with a panic returned as a *panics.Error.
+func runTask(fn func(i int) error, i int) (err error) {
+	defer panics.Recover(&err)
+	return fn(i)
 }

@@ -30,6 +30,13 @@ type FlightMessage struct {
 	// Body is nil when the message has none; the receiver owns the
 	// reference.
 	Body *memory.Buffer
+	// Err is why the message could not be decoded: malformed protobuf, a
+	// descriptor that does not parse, a header or compressed body that
+	// does not decode. The receive itself succeeds, with what could be
+	// read, and the receiver refuses the message: gRPC answers a receive
+	// that fails in the codec with Internal, sent to the peer at once,
+	// though the peer's message is at fault.
+	Err error
 }
 
 // FlightData is m as arrow-go's FlightData; the body aliases m.Body,
@@ -48,8 +55,18 @@ func (m *FlightMessage) fill(fd *flight.FlightData) {
 	}
 }
 
-// unmarshal decodes the protobuf FlightData in data into m.
-func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
+// unmarshal decodes the protobuf FlightData in data into m. It never
+// fails: a message that does not decode is left with its Err set.
+func (m *FlightMessage) unmarshal(data mem.BufferSlice) error {
+	m.Err = m.decode(data)
+	if m.Err != nil && m.Body != nil {
+		m.Body.Release()
+		m.Body = nil
+	}
+	return nil
+}
+
+func (m *FlightMessage) decode(data mem.BufferSlice) error {
 	alloc := m.Mem
 	if alloc == nil {
 		alloc = memory.DefaultAllocator
@@ -59,13 +76,7 @@ func (m *FlightMessage) unmarshal(data mem.BufferSlice) (err error) {
 		m.Body.Release()
 		m.Body = nil
 	}
-	defer func() {
-		if err != nil && m.Body != nil {
-			m.Body.Release()
-			m.Body = nil
-		}
-	}()
-	err = walkFlightData(data, func(num uint64, r *mem.Reader, n int) error {
+	err := walkFlightData(data, func(num uint64, r *mem.Reader, n int) error {
 		switch num {
 		case fieldDescriptor, fieldDataHeader, fieldAppMetadata:
 			b := make([]byte, n)
@@ -240,6 +251,8 @@ func (r *flightMessageReader) Message() (*ipc.Message, error) {
 	}
 	switch {
 	case err != nil:
+	case m.Err != nil:
+		err = m.Err
 	case len(m.Header) == 0:
 		err = errors.New("read Flight stream: FlightData without an IPC header")
 	default:

@@ -194,8 +194,8 @@ func TestFlightMessage_Fields(t *testing.T) {
 	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer alloc.AssertSize(t, 0)
 	m := FlightMessage{Mem: alloc}
-	if err := m.unmarshal(chunked(b, 100)); err != nil {
-		t.Fatal(err)
+	if err := m.unmarshal(chunked(b, 100)); err != nil || m.Err != nil {
+		t.Fatal(err, m.Err)
 	}
 	defer m.Body.Release()
 	if !bytes.Equal(m.Header, fd.DataHeader) || string(m.AppMetadata) != "meta" || string(m.Descriptor.Cmd) != "cmd" ||
@@ -221,8 +221,10 @@ func TestFlightMessage_Malformed(t *testing.T) {
 			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer alloc.AssertSize(t, 0)
 			m := FlightMessage{Mem: alloc}
-			if err := m.unmarshal(chunked(tc.b, 4)); err == nil {
-				t.Fatalf("decoded %x without an error", tc.b)
+			// The receive succeeds (gRPC would answer a failed one with
+			// Internal); the message carries the error.
+			if err := m.unmarshal(chunked(tc.b, 4)); err != nil || m.Err == nil {
+				t.Fatalf("decoding %x: got %v, Err %v; want nil, and an Err", tc.b, err, m.Err)
 			}
 			if m.Body != nil {
 				t.Fatal("a failed decode left a body behind")
@@ -243,7 +245,10 @@ func FuzzFlightMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, chunk uint8) {
 		alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		m := FlightMessage{Mem: alloc}
-		err := m.unmarshal(chunked(b, int(chunk)+1))
+		if err := m.unmarshal(chunked(b, int(chunk)+1)); err != nil {
+			t.Fatalf("unmarshal failed (%v); it must leave the error in Err", err)
+		}
+		err := m.Err
 		var want flight.FlightData
 		if err == nil && proto.Unmarshal(b, &want) == nil {
 			var body []byte

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/quiverdata/quiver/internal/panics"
 )
 
 // MessageSender sends one message on a gRPC stream; every grpc.ServerStream
@@ -123,9 +125,10 @@ type outMsg struct {
 	rows   int64
 	raw    int64
 	// probes, when set, are filled by a probe goroutine that closes
-	// probed.
-	probes []ProbeStat
-	probed chan struct{}
+	// probed; probeErr is that goroutine's panic.
+	probes   []ProbeStat
+	probed   chan struct{}
+	probeErr error
 }
 
 // payloadWriter sends each IPC payload as one RawFlightData message.
@@ -233,7 +236,10 @@ func (w *payloadWriter) plan(msg *outMsg, bodyLen int) {
 			msg.probed = make(chan struct{})
 			go func() {
 				defer close(msg.probed)
-				msg.probes = probe(codecs, srcs, defaultAutoParams.probeMax)
+				msg.probeErr = panics.Catch(func() error {
+					msg.probes = probe(codecs, srcs, defaultAutoParams.probeMax)
+					return nil
+				})
 			}()
 		}
 	}
@@ -272,7 +278,9 @@ func bufferBytes(m *batchMeta, writes [][]byte) ([][]byte, bool) {
 	return srcs, true
 }
 
-// run is the sender goroutine of a compressed stream.
+// run is the sender goroutine of a compressed stream. A panic while it
+// sends a message fails the stream with a *panics.Error, as a failed send
+// would.
 func (w *payloadWriter) run() {
 	defer w.sender.Done()
 	for msg := range w.queue {
@@ -280,7 +288,7 @@ func (w *payloadWriter) run() {
 			w.drop(msg)
 			continue
 		}
-		if err := w.sendQueued(msg); err != nil {
+		if err := panics.Catch(func() error { return w.sendQueued(msg) }); err != nil {
 			w.err = err
 			close(w.failed)
 		}
@@ -295,6 +303,12 @@ func (w *payloadWriter) sendQueued(msg *outMsg) error {
 	}
 	if j := msg.job; j != nil {
 		<-j.done
+	}
+	if err := msg.failed(); err != nil {
+		msg.hold.Done()
+		return err
+	}
+	if j := msg.job; j != nil {
 		if header, body, ok := j.finish(); ok {
 			msg.header, msg.body = header, body
 			stat.Codec = msg.codec
@@ -312,6 +326,17 @@ func (w *payloadWriter) sendQueued(msg *outMsg) error {
 	w.chooser.Observe(stat)
 	if w.comp.Observe != nil {
 		w.comp.Observe(stat)
+	}
+	return nil
+}
+
+// failed is the panic of msg's probe or compression, once both ended.
+func (msg *outMsg) failed() error {
+	if msg.probeErr != nil {
+		return msg.probeErr
+	}
+	if msg.job != nil {
+		return msg.job.err
 	}
 	return nil
 }

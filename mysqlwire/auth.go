@@ -42,7 +42,8 @@ func (n nativeAuth) AuthPluginData() ([]byte, error) {
 }
 
 // HandleAuthPluginData checks the client's scramble of the salt.
-func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, remote net.Addr) (mysql.Getter, error) {
+func (n nativeAuth) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, remote net.Addr) (_ mysql.Getter, err error) {
+	defer n.srv.recoverConnPanic(c, &err)
 	host := remoteHost(remote)
 	denied := func() error {
 		authFailures.Inc()

@@ -25,6 +25,7 @@ type handler struct{ srv *Server }
 var _ mysql.Handler = (*handler)(nil)
 
 func (h *handler) NewConnection(c *mysql.Conn) {
+	defer h.srv.recoverConnPanic(c, nil)
 	sess := newSession(h.srv, c)
 	c.ClientData = sess
 	connectionsOpen.Inc()
@@ -33,6 +34,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 }
 
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
+	defer h.srv.recoverConnPanic(c, nil)
 	sess := sessionOf(c)
 	if sess == nil {
 		return
@@ -163,6 +165,24 @@ func (s *session) recoverPanic(err *error) {
 		handlerPanics.Inc()
 		s.log.Error("mysql handler panic", "panic", r, "stack", string(debug.Stack()))
 		*err = errorf(mysql.ERUnknownError, mysql.SSUnknownSQLState, "internal error: %v", r)
+	}
+}
+
+// recoverConnPanic is recoverPanic for the handler's calls outside a
+// command: a connection opening or closing, a login. vitess recovers
+// those too, but takes them for a malformed packet (vtlog.go); here they
+// are logged with their stack and counted like any handler panic. A login
+// fails with an error in *err; otherwise the connection is closed, and
+// only it ends.
+func (srv *Server) recoverConnPanic(c *mysql.Conn, err *error) {
+	if r := recover(); r != nil {
+		handlerPanics.Inc()
+		srv.log.Error("mysql handler panic", logConn, c.ConnectionID, "panic", r, "stack", string(debug.Stack()))
+		if err != nil {
+			*err = errorf(mysql.ERUnknownError, mysql.SSUnknownSQLState, "internal error: %v", r)
+			return
+		}
+		c.Close()
 	}
 }
 

@@ -283,7 +283,7 @@ func (s *Server) startHTTP() error {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(health{Status: "ok", Info: version.Get()})
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: RecoverHTTP(s.log, mux), ReadHeaderTimeout: 10 * time.Second}
 	s.HTTPAddr = ln.Addr().String()
 	go func() {
 		if err := s.sec.serveHTTP(hs, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -26,6 +26,7 @@ import (
 	"github.com/quiverdata/quiver/internal/version"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/server"
 )
 
 func init() {
@@ -477,13 +478,26 @@ func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
 // ingest view, which shows what live returns (nil: nothing yet), until the
 // returned stop runs.
 func serveMetrics(addr string, live func() any, log *slog.Logger, announce func(proto, addr string)) (func(), error) {
-	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("web console: %w", err)
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, usagef("--http: %v", err)
+	}
+	stop, err := serveMetricsOn(ln, live, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	announce("http", ln.Addr().String())
+	return stop, nil
+}
+
+// serveMetricsOn is serveMetrics on a listener. A panic answering a
+// request costs that request a 500, like on quiver serve's HTTP endpoint
+// (server.RecoverHTTP).
+func serveMetricsOn(ln net.Listener, live func() any, log *slog.Logger) (func(), error) {
+	con, err := console.New(console.Options{Kind: console.KindIngest, Live: live, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
@@ -495,10 +509,9 @@ func serveMetrics(addr string, live func() any, log *slog.Logger, announce func(
 		}{"ok", version.Get()})
 	})
 	mux.Handle("/", con)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.RecoverHTTP(log, mux), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
-	announce("http", ln.Addr().String())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
