@@ -69,6 +69,21 @@ func (f *clientFlags) config() (client.Config, error) {
 	}, nil
 }
 
+// registerResultCompression adds --compression, the result compression a
+// client asks the server for (quiver query and quiver shell), to fs.
+func registerResultCompression(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "compression", "", "ask the server to compress results: lz4, zstd, none or auto")
+}
+
+// checkResultCompression checks the value of --compression.
+func checkResultCompression(s string) error {
+	switch s {
+	case "", "none", "lz4", "zstd", "auto":
+		return nil
+	}
+	return usagef("unknown --compression %q: use lz4, zstd, none or auto", s)
+}
+
 // serverError explains a failed call: the server's own message, without
 // gRPC's framing, and what to do about it. what names the action ("load
 // into t").
