@@ -53,6 +53,9 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(pos) == 0 && isTerminal(os.Stdin) {
+		return queryShell(ctx, &cf, compression, format, out, maxRows, writeMem)
+	}
 	if len(pos) != 1 {
 		return usagef("give one SQL statement (quote it), e.g. quiver query \"SELECT 42\"")
 	}

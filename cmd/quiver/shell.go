@@ -77,6 +77,28 @@ func (shellCmd) Run(ctx context.Context, args []string) error {
 	return runShell(ctx, &cf, compression, sc, os.Stdin)
 }
 
+// queryShell is quiver query with no SQL on a terminal: the shell, with
+// query's flags.
+func queryShell(ctx context.Context, cf *clientFlags, compression, format, out string, maxRows int, writeMem string) error {
+	if err := checkResultCompression(compression); err != nil {
+		return err
+	}
+	if format == "" {
+		format = "table"
+		if out != "" {
+			var err error
+			if format, err = client.OutputFormatOf(out); err != nil {
+				return usagef("%v", err)
+			}
+		}
+	}
+	if format == "parquet" {
+		return usagef("the shell prints table, csv, json or arrow; for a parquet file give the statement: quiver query -o FILE.parquet \"SELECT ...\"")
+	}
+	sc := shellConfig{mode: format, output: out, maxRows: maxRows, writeMem: writeMem, history: defaultHistoryFile()}
+	return runShell(ctx, cf, compression, sc, os.Stdin)
+}
+
 // runShell connects and reads statements from in: at a prompt when in is
 // a terminal, else as a script.
 func runShell(ctx context.Context, cf *clientFlags, compression string, sc shellConfig, in *os.File) error {

@@ -369,6 +369,41 @@ func TestShell_Terminal(t *testing.T) {
 			t.Errorf("--no-history made the default history file: %v", err)
 		}
 	})
+
+	t.Run("quiver query with no SQL", func(t *testing.T) {
+		p := startPTY(t, home, "query", "--server", srv.FlightAddr, "--format", "csv")
+		p.prompt()
+		p.do("SELECT 5 AS five;", "five\n5\n")
+		p.send(keyCtrlD)
+		p.exit()
+		if _, err := os.Stat(filepath.Join(home, ".local", "state", "quiver", "history")); err != nil {
+			t.Errorf("the default history file: %v", err)
+		}
+
+		// -o picks the mode from its extension, as for one statement.
+		out := filepath.Join(t.TempDir(), "five.jsonl")
+		p = startPTY(t, home, "query", "--server", srv.FlightAddr, "-o", out)
+		p.prompt()
+		p.do("SELECT 5 AS five;", "(1 row)")
+		p.send(keyCtrlD)
+		p.exit()
+		if b, err := os.ReadFile(out); err != nil || string(b) != "{\"five\":5}\n" {
+			t.Errorf("%s: got %q, %v, want {\"five\":5}", out, b, err)
+		}
+
+		// A parquet file is for one statement.
+		p = startPTY(t, home, "query", "--server", srv.FlightAddr, "-o", filepath.Join(t.TempDir(), "x.parquet"))
+		p.expect("quiver query: the shell prints table, csv, json or arrow")
+		select {
+		case <-p.done:
+		case <-time.After(ptyWait):
+			t.Fatalf("quiver query did not end in %v", ptyWait)
+		}
+		var ee *exec.ExitError
+		if !errors.As(p.err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("quiver query -o x.parquet with no SQL: %v, want exit status 2", p.err)
+		}
+	})
 }
 
 // noErrors fails the test when the shell printed an error.
