@@ -125,6 +125,7 @@ func runShell(ctx context.Context, cf *clientFlags, compression string, sc shell
 		cat: newCatalog(c),
 	}
 	defer s.closeOutput()
+	defer s.endTransaction(ctx)
 	if sc.output != "" {
 		if err := s.setOutput(sc.output); err != nil {
 			return err
@@ -152,6 +153,8 @@ type session struct {
 	outUsed bool
 	errw    io.Writer
 	cat     *catalog
+	// txn is the open transaction, which the statements run in.
+	txn *client.Txn
 	// interactive prints timings and keeps going after errors.
 	interactive bool
 
@@ -191,7 +194,7 @@ func (s *session) prompt(ctx context.Context, historyFile string, in *os.File) e
 		}
 	}()
 
-	src, err := newLineSource(in, historyFile, s.cat)
+	src, err := newLineSource(in, historyFile, s.cat, s.promptText)
 	if err != nil {
 		return err
 	}
@@ -345,6 +348,12 @@ func abbreviate(text string, n int) string {
 // run runs one statement and prints its result in the session's mode.
 // The statement can be canceled (Ctrl-C) while it runs or streams.
 func (s *session) run(ctx context.Context, sql string) error {
+	if v, err := transactionVerb(sql); err != nil || v != txnNone {
+		if err != nil {
+			return err
+		}
+		return s.transaction(ctx, v)
+	}
 	if s.mode == "arrow" {
 		if s.outFile == nil && isTerminalWriter(s.out) {
 			return errors.New("the arrow mode writes binary: give .output FILE first")
@@ -368,7 +377,13 @@ func (s *session) run(ctx context.Context, sql string) error {
 	}
 
 	start := time.Now()
-	res, err := s.c.Query(ctx, sql)
+	var res *client.Result
+	var err error
+	if s.txn != nil {
+		res, err = s.txn.Query(ctx, sql)
+	} else {
+		res, err = s.c.Query(ctx, sql)
+	}
 	if err != nil {
 		return s.failure(ctx, err)
 	}
@@ -403,6 +418,14 @@ func (s *session) failure(ctx context.Context, err error) error {
 		return errors.New("canceled")
 	}
 	return s.cf.serverError("query", err)
+}
+
+// promptText is the prompt, which shows an open transaction.
+func (s *session) promptText() string {
+	if s.txn != nil {
+		return shellTxnPrompt
+	}
+	return shellPrompt
 }
 
 // interrupt cancels the running statement, if any.

@@ -20,7 +20,8 @@ import (
 // shellHelp is what .help prints.
 const shellHelp = `Statements end with ';' and may span lines. Tab completes keywords,
 tables and columns. Ctrl-C cancels the running statement, or clears the
-input; Ctrl-D leaves.
+input; Ctrl-D leaves. BEGIN opens a transaction (the prompt turns to
+quiver*>), COMMIT or ROLLBACK ends it.
 
 .help            this list
 .mode [MODE]     print results as table, csv, json or arrow (arrow needs .output)

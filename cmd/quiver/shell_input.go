@@ -19,6 +19,9 @@ import (
 // continue it to the same column.
 const shellPrompt = "quiver> "
 
+// shellTxnPrompt is the prompt while a transaction is open.
+const shellTxnPrompt = "quiver*> "
+
 // lineSource reads the shell's input.
 type lineSource interface {
 	// next returns the next line, or the line editor's whole input
@@ -34,7 +37,7 @@ var errLineCanceled = errors.New("input canceled")
 // newLineSource returns the line editor, with history and completion,
 // when in and stdout are a terminal that can take its escape codes, else
 // a reader of plain lines.
-func newLineSource(in *os.File, historyFile string, cat *catalog) (lineSource, error) {
+func newLineSource(in *os.File, historyFile string, cat *catalog, prompt func() string) (lineSource, error) {
 	if !isTerminal(os.Stdout) || os.Getenv("TERM") == "dumb" {
 		return newPlainSource(in), nil
 	}
@@ -67,7 +70,7 @@ func newLineSource(in *os.File, historyFile string, cat *catalog) (lineSource, e
 			emacs[inputrc.Unescape(seq)] = inputrc.Bind{Action: action}
 		}
 	}
-	rl.Prompt.Primary(func() string { return shellPrompt })
+	rl.Prompt.Primary(prompt)
 	rl.AcceptMultiline = inputComplete
 	rl.Completer = func(line []rune, cursor int) readline.Completions {
 		word, cands := cat.complete(string(line), cursor)

@@ -280,6 +280,18 @@ func TestShell_Terminal(t *testing.T) {
 		noErrors(t, p)
 	})
 
+	t.Run("transaction", func(t *testing.T) {
+		p := shell(t)
+		p.send("BEGIN;", keyEnter)
+		p.expect("BEGIN\n" + shellTxnPrompt)
+		p.send("CREATE TABLE balloons (i INT);", keyEnter)
+		p.expect("(1 row)")
+		p.expect("\n" + shellTxnPrompt)
+		p.do("ROLLBACK;", "ROLLBACK")
+		p.do("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'balloons';", "n\n----\n0\n")
+		noErrors(t, p)
+	})
+
 	t.Run("dot-commands", func(t *testing.T) {
 		p := shell(t)
 		out := filepath.Join(t.TempDir(), "legs.csv")

@@ -84,7 +84,9 @@ func TestShell_Script(t *testing.T) {
 		wantOut, wantErr []string
 		// notOut are texts stdout must not hold.
 		notOut []string
-		// made and notMade are tables the script makes, or must not.
+		// made and notMade are tables the script makes, or must not
+		// (notMade: none made after a failed statement, none left by a
+		// rolled-back transaction).
 		made, notMade []string
 	}{
 		{
@@ -157,6 +159,35 @@ func TestShell_Script(t *testing.T) {
 			wantErr:  []string{"line 1: .schema nosuch: no table nosuch"},
 		},
 		{
+			name:    "a transaction rolled back",
+			script:  "BEGIN;\nCREATE TABLE tx_dropped (i INT);\nCREATE TEMP TABLE tx_scratch AS SELECT 41 AS i;\nSELECT i + 1 AS in_txn FROM tx_scratch;\nROLLBACK;\n",
+			wantOut: []string{"in_txn\n------\n42\n"},
+			notMade: []string{"tx_dropped"},
+		},
+		{
+			name:   "a transaction committed",
+			script: "START TRANSACTION;\nCREATE TABLE tx_kept (i INT);\nINSERT INTO tx_kept VALUES (1);\nCOMMIT;\n",
+			made:   []string{"tx_kept"},
+		},
+		{
+			name:    "a transaction left open is rolled back",
+			script:  "BEGIN;\nCREATE TABLE tx_left (i INT);\n",
+			wantErr: []string{"quiver shell: the open transaction was rolled back"},
+			notMade: []string{"tx_left"},
+		},
+		{
+			name:     "commit with no transaction",
+			script:   "COMMIT;\n",
+			wantCode: 1,
+			wantErr:  []string{"quiver shell: line 1: COMMIT: no transaction is open: BEGIN one first"},
+		},
+		{
+			name:     "begin twice",
+			script:   "BEGIN;\nBEGIN;\n",
+			wantCode: 1,
+			wantErr:  []string{"quiver shell: line 2: BEGIN: a transaction is open already: COMMIT or ROLLBACK it first", "the open transaction was rolled back"},
+		},
+		{
 			name:    "quit stops the script",
 			script:  "SELECT 1 AS one;\n.quit\nSELECT 2 AS two;\n",
 			wantOut: []string{"one"},
@@ -191,7 +222,7 @@ func TestShell_Script(t *testing.T) {
 			}
 			for _, name := range tt.notMade {
 				if tableExists(t, c, name) {
-					t.Errorf("table %s was made after the failed statement", name)
+					t.Errorf("table %s was made", name)
 				}
 			}
 		})

@@ -269,3 +269,28 @@ func TestLikeLiteral(t *testing.T) {
 		t.Error("likeLiteral escapes a plain name")
 	}
 }
+
+func TestTransactionVerb(t *testing.T) {
+	for _, tt := range []struct {
+		sql     string
+		want    txnVerb
+		wantErr string
+	}{
+		{"BEGIN", txnBegin, ""},
+		{"begin transaction", txnBegin, ""},
+		{"/* x */ START TRANSACTION", txnBegin, ""},
+		{"COMMIT", txnCommit, ""},
+		{"end work", txnCommit, ""},
+		{"ROLLBACK", txnRollback, ""},
+		{"abort", txnRollback, ""},
+		{"SELECT 1", txnNone, ""},
+		{"START", txnNone, ""},
+		{"BEGIN TRANSACTION READ ONLY", txnNone, "the shell runs BEGIN alone (or with TRANSACTION)"},
+		{"ROLLBACK TO SAVEPOINT a", txnNone, "the shell runs ROLLBACK alone (or with TRANSACTION)"},
+	} {
+		got, err := transactionVerb(tt.sql)
+		if got != tt.want || !strings.HasPrefix(errString(err), tt.wantErr) || (tt.wantErr == "") != (err == nil) {
+			t.Errorf("transactionVerb(%q) = %v, %v, want %v, %q", tt.sql, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
