@@ -34,17 +34,26 @@ type clientFlags struct {
 // register adds the flags to fs. The environment is read here, so a flag
 // given on the command line wins over it.
 func (f *clientFlags) register(fs *flag.FlagSet) {
-	server := os.Getenv("QUIVER_SERVER")
-	if server == "" {
-		server = defaultServer
-	}
-	fs.StringVar(&f.server, "server", server, "Flight SQL server HOST:PORT (env QUIVER_SERVER)")
-	fs.StringVar(&f.user, "user", os.Getenv("QUIVER_USER"), "user to authenticate as (env QUIVER_USER)")
-	fs.StringVar(&f.password, "password", os.Getenv("QUIVER_PASSWORD"), "password of --user (env QUIVER_PASSWORD)")
+	envStringVar(fs, &f.server, "server", "QUIVER_SERVER", defaultServer, "Flight SQL server HOST:PORT (env QUIVER_SERVER)")
+	envStringVar(fs, &f.user, "user", "QUIVER_USER", "", "user to authenticate as (env QUIVER_USER)")
+	envStringVar(fs, &f.password, "password", "QUIVER_PASSWORD", "", "password of --user (env QUIVER_PASSWORD)")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, verifying the server against the system roots or --tls-ca")
 	fs.StringVar(&f.caFile, "tls-ca", "", "CA certificate (PEM) that signed the server's certificate; implies --tls")
 	fs.StringVar(&f.certFile, "tls-cert", "", "client certificate (PEM) for mTLS; implies --tls")
 	fs.StringVar(&f.keyFile, "tls-key", "", "client private key (PEM) for --tls-cert")
+}
+
+// envStringVar defines a string flag whose default is the environment
+// variable env when it is set, else def. -h and the CLI reference show
+// def: the variable's value may be a password, and the reference must
+// not depend on the environment of whoever writes it.
+func envStringVar(fs *flag.FlagSet, p *string, name, env, def, usage string) {
+	v := os.Getenv(env)
+	if v == "" {
+		v = def
+	}
+	fs.StringVar(p, name, v, usage)
+	fs.Lookup(name).DefValue = def
 }
 
 // config checks the flags and returns the client configuration. A bad
