@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("bench", "run the seed workloads and print their tables with this machine's numbers", func() command { return &benchCmd{} })
+	register("bench", "run a benchmark suite and print its tables with this machine's numbers", func() command { return &benchCmd{} })
 }
 
 // benchSuite is one `quiver bench <suite>`: it adds its flags to fs and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // asCLI, set in the environment, makes the test binary the quiver CLI, so
@@ -112,5 +113,16 @@ func TestHints_RunAsPrinted(t *testing.T) {
 				t.Errorf("%s: %v, output %q", hint, err, out)
 			}
 		})
+	}
+}
+
+// TestPrintUsage_Summaries checks the lines of quiver -h read alike: each
+// summary starts in lower case and ends without a period.
+func TestPrintUsage_Summaries(t *testing.T) {
+	for _, name := range verbs() {
+		s := commands[name].summary
+		if s == "" || !unicode.IsLower([]rune(s)[0]) || strings.HasSuffix(s, ".") {
+			t.Errorf("quiver %s: summary %q, want one starting in lower case, without a final period", name, s)
+		}
 	}
 }
