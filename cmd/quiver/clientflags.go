@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -110,7 +112,7 @@ func (f *clientFlags) serverError(what string, err error) error {
 	case codes.Unauthenticated:
 		hint = "check --user and --password (or QUIVER_USER and QUIVER_PASSWORD)"
 	case codes.PermissionDenied:
-		hint = "use a read-write or admin user"
+		hint = permissionHint(st.Message())
 	case codes.DeadlineExceeded, codes.Canceled:
 		hint = "it was interrupted; run it again"
 	case codes.ResourceExhausted:
@@ -119,5 +121,27 @@ func (f *clientFlags) serverError(what string, err error) error {
 	if hint == "" {
 		return fmt.Errorf("%s: %s", what, st.Message())
 	}
-	return fmt.Errorf("%s: %s; %s", what, st.Message(), hint)
+	sep := "; "
+	if strings.Contains(st.Message(), "\n") {
+		sep = "\n" // after DuckDB's LINE 1: and its caret, not on their line
+	}
+	return fmt.Errorf("%s: %s%s%s", what, st.Message(), sep, hint)
+}
+
+// roleNeeded matches the server's refusals for a role: "(it needs the
+// readwrite role)", "managing users needs the admin role".
+var roleNeeded = regexp.MustCompile(`\bneeds? the \w+ role\b`)
+
+// permissionHint is what to do about a refusal, where something can be
+// done. A refusal for the user's role names the role it needs; DuckDB's
+// own Permission Error about files holds for every role, admins
+// included, as the server turns file access off for everyone.
+func permissionHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "disabled by configuration"):
+		return "no role can: the server turns file access off for every user (quiver serve --allow-external-access turns it on); send files with quiver load, write results with quiver query -o FILE, or COPY them under the server's --export-root"
+	case roleNeeded.MatchString(msg):
+		return "connect as a user with that role (--user)"
+	}
+	return ""
 }
