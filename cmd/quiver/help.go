@@ -65,7 +65,8 @@ func writeReference(w io.Writer) error {
 	b.WriteString("# Command-line reference\n\n")
 	b.WriteString("The flags of every `quiver` command, written by `quiver help --markdown` from\n")
 	b.WriteString("the commands' own flag definitions; a test fails when this page differs from\n")
-	b.WriteString("what the code would write. `quiver COMMAND -h` prints the same on a terminal.\n")
+	b.WriteString("what the code would write. `quiver COMMAND -h` prints the same on a terminal\n")
+	b.WriteString("(`quiver lake gc -h` for an operation's).\n")
 	b.WriteString("Flags take one dash or two, and may follow the arguments.\n\n")
 	for _, name := range verbs() {
 		b.WriteString("## quiver " + name + "\n\n")
@@ -89,7 +90,7 @@ func writeReference(w io.Writer) error {
 			writeFlags(&b, fs)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
 }
 
