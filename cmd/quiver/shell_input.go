@@ -22,6 +22,10 @@ const shellPrompt = "quiver> "
 // shellTxnPrompt is the prompt while a transaction is open.
 const shellTxnPrompt = "quiver*> "
 
+// shellMorePrompt ends the prompt of a line that continues a statement,
+// where the line editor does not draw one.
+const shellMorePrompt = "...> "
+
 // lineSource reads the shell's input.
 type lineSource interface {
 	// next returns the next line, or the line editor's whole input
@@ -36,10 +40,10 @@ var errLineCanceled = errors.New("input canceled")
 
 // newLineSource returns the line editor, with history and completion,
 // when in and stdout are a terminal that can take its escape codes, else
-// a reader of plain lines.
+// a reader of plain lines that prompts on stderr.
 func newLineSource(in *os.File, historyFile string, cat *catalog, prompt func() string) (lineSource, error) {
 	if !isTerminal(os.Stdout) || os.Getenv("TERM") == "dumb" {
-		return newPlainSource(in), nil
+		return &promptedSource{plainSource: newPlainSource(in), w: stderr, prompt: prompt}, nil
 	}
 	rl := readline.NewShell(inputrc.WithApp("quiver"))
 	// The probe asks the terminal where the cursor is and waits for an
@@ -165,6 +169,24 @@ func (p *plainSource) next(bool) (string, error) {
 	}
 	line = strings.TrimSuffix(line, "\n")
 	return strings.TrimSuffix(line, "\r"), nil
+}
+
+// promptedSource reads plain lines at a terminal the line editor cannot
+// draw on (TERM=dumb, or stdout not a terminal), and writes the prompt
+// itself: the shell's, or one that says the statement goes on.
+type promptedSource struct {
+	*plainSource
+	w      io.Writer
+	prompt func() string
+}
+
+func (p *promptedSource) next(fresh bool) (string, error) {
+	pr := p.prompt()
+	if !fresh {
+		pr = strings.Repeat(" ", len(pr)-len(shellMorePrompt)) + shellMorePrompt
+	}
+	fmt.Fprint(p.w, pr)
+	return p.plainSource.next(fresh)
 }
 
 // dotCommand splits a line that is a dot-command (.tables, .mode csv)

@@ -50,12 +50,19 @@ type ptyShell struct {
 // scratch directory and no inputrc of the user's.
 func startPTY(t *testing.T, home string, args ...string) *ptyShell {
 	t.Helper()
+	return startPTYEnv(t, home, nil, args...)
+}
+
+// startPTYEnv is startPTY with more environment variables, which win
+// over startPTY's own.
+func startPTYEnv(t *testing.T, home string, env []string, args ...string) *ptyShell {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), asCLI+"=1", "TERM=xterm", "HOME="+home, "XDG_STATE_HOME=", "INPUTRC=/dev/null")
+	cmd.Env = append(append(os.Environ(), asCLI+"=1", "TERM=xterm", "HOME="+home, "XDG_STATE_HOME=", "INPUTRC=/dev/null"), env...)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
 		t.Fatalf("start %v on a pty: %v", args, err)
@@ -323,6 +330,16 @@ func TestShell_Terminal(t *testing.T) {
 		if got, want := string(b), "tens\n0\n10\n20\n"; got != want {
 			t.Errorf("%s: got %q, want %q", out, got, want)
 		}
+	})
+
+	t.Run("a terminal the editor cannot draw on", func(t *testing.T) {
+		p := startPTYEnv(t, home, []string{"TERM=dumb"}, "shell", "--server", srv.FlightAddr, "--no-history")
+		p.prompt()
+		p.send("SELECT 6 *", keyEnter)
+		p.expect("\n   " + shellMorePrompt)
+		p.do("7 AS product;", "product\n-------\n42\n(1 row)\n")
+		p.send(keyCtrlD)
+		p.exit()
 	})
 
 	t.Run("ctrl-d exits", func(t *testing.T) {
