@@ -46,11 +46,13 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, out, errOut s
 	return code, o.String(), e.String()
 }
 
-// shellServer starts a server holding the voyages table the shell tests
-// query, and returns it with a client of it.
+// shellServer starts quiver serve in-process on 127.0.0.1:0 with the
+// voyages table the shell tests query, and returns it with a client of
+// it.
 func shellServer(t *testing.T) (*server.Server, *client.Client) {
 	t.Helper()
-	srv := testutil.StartServer(t, server.Config{})
+	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "")
+	t.Cleanup(stop)
 	c := testutil.Dial(t, srv, client.Config{})
 	if _, err := c.Exec(context.Background(),
 		"CREATE TABLE voyages AS SELECT i AS leg, i * 1.5 AS fare_amount FROM range(3) t(i)"); err != nil {
