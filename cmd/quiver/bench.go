@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("bench", "run the seed workloads and print their tables with this machine's numbers", func() command { return &benchCmd{} })
+	register("bench", "run a benchmark suite and print its tables with this machine's numbers", func() command { return &benchCmd{} })
 }
 
 // benchSuite is one `quiver bench <suite>`: it adds its flags to fs and
@@ -67,6 +67,13 @@ type benchRun struct {
 }
 
 // parseBench parses quiver bench's arguments: a suite and its flags.
+// reference names the suites for the CLI reference, which leaves their
+// flags to quiver bench SUITE -h: they are tools of the benchmarks, not
+// of the product.
+func (benchCmd) reference() []referencePage {
+	return []referencePage{{title: "bench", text: "Suites: " + strings.Join(suiteNames(), ", ") + ". Their flags: `quiver bench SUITE -h`."}}
+}
+
 func parseBench(args []string) (*benchRun, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return nil, usagef("name a suite: %s", strings.Join(suiteNames(), ", "))

@@ -77,6 +77,9 @@ func (c linkClientOr) Run(ctx context.Context, args []string) error {
 	return c.command.Run(ctx, args)
 }
 
+// reference is the wrapped bench command's.
+func (c linkClientOr) reference() []referencePage { return c.command.(referencer).reference() }
+
 // runLinkClient does one of: time a fetch (--query), serve incompressible
 // bytes over TCP (--tcp-serve), time receiving them (--tcp-recv). Results
 // are printed on stdout as a LINKFETCH JSON line.

@@ -36,17 +36,26 @@ type clientFlags struct {
 // register adds the flags to fs. The environment is read here, so a flag
 // given on the command line wins over it.
 func (f *clientFlags) register(fs *flag.FlagSet) {
-	server := os.Getenv("QUIVER_SERVER")
-	if server == "" {
-		server = defaultServer
-	}
-	fs.StringVar(&f.server, "server", server, "Flight SQL server HOST:PORT (env QUIVER_SERVER)")
-	fs.StringVar(&f.user, "user", os.Getenv("QUIVER_USER"), "user to authenticate as (env QUIVER_USER)")
-	fs.StringVar(&f.password, "password", os.Getenv("QUIVER_PASSWORD"), "password of --user (env QUIVER_PASSWORD)")
+	envStringVar(fs, &f.server, "server", "QUIVER_SERVER", defaultServer, "Flight SQL server HOST:PORT (env QUIVER_SERVER)")
+	envStringVar(fs, &f.user, "user", "QUIVER_USER", "", "user to authenticate as (env QUIVER_USER)")
+	envStringVar(fs, &f.password, "password", "QUIVER_PASSWORD", "", "password of --user (env QUIVER_PASSWORD)")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, verifying the server against the system roots or --tls-ca")
 	fs.StringVar(&f.caFile, "tls-ca", "", "CA certificate (PEM) that signed the server's certificate; implies --tls")
 	fs.StringVar(&f.certFile, "tls-cert", "", "client certificate (PEM) for mTLS; implies --tls")
 	fs.StringVar(&f.keyFile, "tls-key", "", "client private key (PEM) for --tls-cert")
+}
+
+// envStringVar defines a string flag whose default is the environment
+// variable env when it is set, else def. -h and the CLI reference show
+// def: the variable's value may be a password, and the reference must
+// not depend on the environment of whoever writes it.
+func envStringVar(fs *flag.FlagSet, p *string, name, env, def, usage string) {
+	v := os.Getenv(env)
+	if v == "" {
+		v = def
+	}
+	fs.StringVar(p, name, v, usage)
+	fs.Lookup(name).DefValue = def
 }
 
 // config checks the flags and returns the client configuration. A bad
@@ -69,6 +78,21 @@ func (f *clientFlags) config() (client.Config, error) {
 		TLS:    f.tls || f.caFile != "" || f.certFile != "",
 		CAFile: f.caFile, CertFile: f.certFile, KeyFile: f.keyFile,
 	}, nil
+}
+
+// registerResultCompression adds --compression, the result compression a
+// client asks the server for (quiver query and quiver shell), to fs.
+func registerResultCompression(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "compression", "", "ask the server to compress results: lz4, zstd, none or auto")
+}
+
+// checkResultCompression checks the value of --compression.
+func checkResultCompression(s string) error {
+	switch s {
+	case "", "none", "lz4", "zstd", "auto":
+		return nil
+	}
+	return usagef("unknown --compression %q: use lz4, zstd, none or auto", s)
 }
 
 // serverError explains a failed call: the server's own message, without
@@ -103,7 +127,11 @@ func (f *clientFlags) statementError(what, sql string, err error) error {
 	if hint == "" {
 		return fmt.Errorf("%s: %s", what, st.Message())
 	}
-	return fmt.Errorf("%s: %s; %s", what, st.Message(), hint)
+	sep := "; "
+	if strings.Contains(st.Message(), "\n") {
+		sep = "\n" // after DuckDB's LINE 1: and its caret, not on their line
+	}
+	return fmt.Errorf("%s: %s%s%s", what, st.Message(), sep, hint)
 }
 
 // roleNeeded finds the role a refusal names: quiver's role check says

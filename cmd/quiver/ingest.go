@@ -30,7 +30,7 @@ import (
 )
 
 func init() {
-	register("ingest", "Run the Kafka → Protobuf → Arrow → DuckDB → Parquet pipeline.", func() command { return &ingestCmd{} })
+	register("ingest", "run the Kafka → Protobuf → Arrow → DuckDB → Parquet or Iceberg pipeline", func() command { return &ingestCmd{} })
 }
 
 // ingestCmd is quiver ingest.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +38,15 @@ func (lakeCmd) Run(ctx context.Context, args []string) error {
 		return usagef("unknown lake command %q: use snapshots, gc, compact or expire-snapshots", args[0])
 	}
 	return run(ctx, args[1:])
+}
+
+// reference lists the operations' flags for the CLI reference.
+func (lakeCmd) reference() []referencePage {
+	var pages []referencePage
+	for _, name := range slices.Sorted(maps.Keys(lakeSubcommands)) {
+		pages = append(pages, referencePage{title: "lake " + name, args: []string{name}})
+	}
+	return pages
 }
 
 // openLakeTable parses the common flags and loads the table.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"os"
 	"strings"
 	"time"
 
@@ -34,8 +33,8 @@ func (f *lakeFlags) registerCatalog(fs *flag.FlagSet) {
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; empty: AWS)")
 	fs.StringVar(&f.s3Region, "s3-region", "", "S3 region (env AWS_REGION or AWS_DEFAULT_REGION)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (most S3-compatible stores need it)")
-	fs.StringVar(&f.restCredential, "catalog-credential", os.Getenv("QUIVER_CATALOG_CREDENTIAL"), "REST catalog OAuth2 client credential id:secret (env QUIVER_CATALOG_CREDENTIAL)")
-	fs.StringVar(&f.restToken, "catalog-token", os.Getenv("QUIVER_CATALOG_TOKEN"), "REST catalog bearer token (env QUIVER_CATALOG_TOKEN)")
+	envStringVar(fs, &f.restCredential, "catalog-credential", "QUIVER_CATALOG_CREDENTIAL", "", "REST catalog OAuth2 client credential id:secret (env QUIVER_CATALOG_CREDENTIAL)")
+	envStringVar(fs, &f.restToken, "catalog-token", "QUIVER_CATALOG_TOKEN", "", "REST catalog bearer token (env QUIVER_CATALOG_TOKEN)")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "how long to wait for the catalog and object store at start")
 }
 

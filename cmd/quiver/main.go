@@ -56,7 +56,10 @@ func main() {
 }
 
 func run(args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) > 0 && args[0] == "help" {
+		return runHelp(args[1:], stderr)
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		printUsage(stderr)
 		if len(args) == 0 {
 			return 2
@@ -117,7 +120,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'quiver <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'quiver <command> -h' for a command's flags, 'quiver help --markdown' for all of them.")
 }
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, so
@@ -136,7 +139,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(os.Stderr)
+				if flagsShown != nil {
+					flagsShown(fs)
+					return nil, err
+				}
+				fs.SetOutput(stderr)
 				fs.PrintDefaults()
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // asCLI, set in the environment, makes the test binary the quiver CLI, so
@@ -90,11 +91,14 @@ func TestHints_RunAsPrinted(t *testing.T) {
 				serve.Process.Signal(os.Interrupt)
 				serve.Wait()
 			})
-			hint := ""
+			hint, shellHint := "", ""
 			sc := bufio.NewScanner(stderr)
 			for sc.Scan() {
 				if cmd, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "quiver CLI : "); ok {
 					hint = cmd
+				}
+				if cmd, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "SQL shell  : "); ok {
+					shellHint = cmd
 					break
 				}
 			}
@@ -111,6 +115,24 @@ func TestHints_RunAsPrinted(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "42") {
 				t.Errorf("%s: %v, output %q", hint, err, out)
 			}
+			// The shell's hint, given a script on stdin.
+			run = exec.CommandContext(ctx, "sh", "-c", shellHint)
+			run.Dir, run.Env, run.Stdin = root, env, strings.NewReader("SELECT 6 * 7 AS answer;\n")
+			out, err = run.CombinedOutput()
+			if !strings.HasPrefix(shellHint, strings.TrimSuffix(tt.want, "query")+"shell") || err != nil || !strings.Contains(string(out), "42") {
+				t.Errorf("%q: %v, output %q", shellHint, err, out)
+			}
 		})
+	}
+}
+
+// TestPrintUsage_Summaries checks the lines of quiver -h read alike: each
+// summary starts in lower case and ends without a period.
+func TestPrintUsage_Summaries(t *testing.T) {
+	for _, name := range verbs() {
+		s := commands[name].summary
+		if s == "" || !unicode.IsLower([]rune(s)[0]) || strings.HasSuffix(s, ".") {
+			t.Errorf("quiver %s: summary %q, want one starting in lower case, without a final period", name, s)
+		}
 	}
 }

@@ -45,13 +45,16 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&format, "format", "", "output format: table, csv, json, arrow or parquet (default: from -o's extension, else table)")
 	fs.StringVar(&out, "o", "", "write the result to this file (.parquet, .arrow, .csv, .jsonl) instead of stdout; it appears once complete")
 	fs.IntVar(&maxRows, "max-rows", 100, "rows the table format prints (the rest are counted)")
-	fs.StringVar(&compression, "compression", "", "ask the server to compress results: lz4, zstd, none or auto")
+	registerResultCompression(fs, &compression)
 	fs.StringVar(&parquetZip, "parquet-compression", "", "codec of --format parquet output: "+strings.Join(filesio.ParquetCodecs, ", ")+" (default zstd)")
 	fs.StringVar(&writeMem, "write-memory", filesio.DefaultMemoryLimit, "memory the DuckDB that writes csv, json and parquet may use (its memory_limit; more spills to temporary files)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 0 && isTerminal(os.Stdin) {
+		return queryShell(ctx, &cf, compression, format, out, maxRows, writeMem)
 	}
 	if len(pos) != 1 {
 		return usagef("give one SQL statement (quote it), e.g. quiver query \"SELECT 42\"")
@@ -74,10 +77,8 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	if (format == "arrow" || format == "parquet") && out == "" && isTerminal(os.Stdout) {
 		return usagef("--format %s writes binary: give -o FILE or redirect stdout", format)
 	}
-	switch compression {
-	case "", "none", "lz4", "zstd", "auto":
-	default:
-		return usagef("unknown --compression %q: use lz4, zstd, none or auto", compression)
+	if err := checkResultCompression(compression); err != nil {
+		return err
 	}
 	if _, err := admit.ParseBytes(writeMem); err != nil {
 		return usagef("--write-memory: %v", err)

@@ -419,18 +419,25 @@ func printHints(srv *server.Server, cfg server.Config) {
 	fmt.Fprintf(&b, "\nquiver is ready (database %s)\n", cfg.DB)
 	cli := cliName()
 	fmt.Fprintf(&b, "  quiver CLI : %s query --server %s \"SELECT 42\"\n", cli, srv.FlightAddr)
+	fmt.Fprintf(&b, "  SQL shell  : %s shell --server %s\n", cli, srv.FlightAddr)
 	fmt.Fprintf(&b, "  Python ADBC: adbc_driver_flightsql.dbapi.connect(\"%s://%s\")\n", scheme, srv.FlightAddr)
 	fmt.Fprintf(&b, "  JDBC       : jdbc:arrow-flight-sql://%s:%s/?%s\n", host, port, jdbcTLS)
 	if srv.MySQLAddr != "" {
-		mh, mp, _ := strings.Cut(srv.MySQLAddr, ":")
-		fmt.Fprintf(&b, "  MySQL      : mysql -h %s -P %s", mh, mp)
-		if user != "" {
-			fmt.Fprintf(&b, " -u %s -p", user)
+		// The mysql command is suggested only where it is installed: a
+		// fresh machine has none, and the shell above needs nothing.
+		if _, err := exec.LookPath("mysql"); err == nil {
+			mh, mp, _ := strings.Cut(srv.MySQLAddr, ":")
+			fmt.Fprintf(&b, "  MySQL      : mysql -h %s -P %s", mh, mp)
+			if user != "" {
+				fmt.Fprintf(&b, " -u %s -p", user)
+			}
+			if cfg.Security.TLSCert != "" && !cfg.Security.MySQLAllowPlaintext {
+				b.WriteString(" --ssl")
+			}
+			b.WriteString("\n")
+		} else {
+			fmt.Fprintf(&b, "  MySQL      : %s, for MySQL clients and tools (no mysql command is installed here)\n", srv.MySQLAddr)
 		}
-		if cfg.Security.TLSCert != "" && !cfg.Security.MySQLAllowPlaintext {
-			b.WriteString(" --ssl")
-		}
-		b.WriteString("\n")
 	}
 	web := "http"
 	if cfg.Security.TLSCert != "" {

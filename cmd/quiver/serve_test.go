@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/server"
 )
 
 // parseUsers parses the user flags of a serve command line.
@@ -158,5 +162,44 @@ func TestServe_TxnIdleTimeout(t *testing.T) {
 	_, err = txn.ExecuteUpdate(ctx, "CREATE TABLE t (a INTEGER)")
 	if st, _ := status.FromError(err); st.Code() != codes.FailedPrecondition || !strings.Contains(st.Message(), "after 150ms without a call (--txn-idle-timeout)") {
 		t.Errorf("a call after the idle timeout: got %v, want FailedPrecondition naming 150ms and --txn-idle-timeout", err)
+	}
+}
+
+// TestPrintHints_MySQLClient checks serve suggests the mysql command only
+// where one is installed, and the shell, which needs nothing, always.
+func TestPrintHints_MySQLClient(t *testing.T) {
+	withMySQL := t.TempDir()
+	if err := os.WriteFile(filepath.Join(withMySQL, "mysql"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := &server.Server{FlightAddr: "127.0.0.1:31337", MySQLAddr: "127.0.0.1:9030"}
+	for _, tt := range []struct {
+		name, path    string
+		want, notWant []string
+	}{
+		{"mysql installed", withMySQL,
+			[]string{"shell --server 127.0.0.1:31337\n", "  MySQL      : mysql -h 127.0.0.1 -P 9030\n"}, nil},
+		{"no mysql", t.TempDir(),
+			[]string{"shell --server 127.0.0.1:31337\n", "  MySQL      : 127.0.0.1:9030, for MySQL clients and tools (no mysql command is installed here)\n"},
+			[]string{"mysql -h"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PATH", tt.path)
+			var out bytes.Buffer
+			old := stderr
+			stderr = &out
+			t.Cleanup(func() { stderr = old })
+			printHints(srv, server.Config{DB: ":memory:"})
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("hints lack %q; got:\n%s", w, out.String())
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("hints hold %q; got:\n%s", w, out.String())
+				}
+			}
+		})
 	}
 }

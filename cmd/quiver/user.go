@@ -60,6 +60,12 @@ server's. The password to set comes from QUIVER_NEW_PASSWORD, else (with
 --users-file) QUIVER_PASSWORD, else a prompt on the terminal, else the first
 line of standard input; never from the command line.`
 
+// reference gives the CLI reference the flags, which every operation
+// shares.
+func (*userCmd) reference() []referencePage {
+	return []referencePage{{title: "user add|passwd|del|role|list", args: []string{"list"}}}
+}
+
 func (c *userCmd) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, userUsage)
