@@ -39,9 +39,17 @@ type ingestCmd struct{}
 func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet("ingest")
 	o := newIngestOptions(fs)
+	var conf configFlags
+	conf.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if _, err := conf.apply(fs, false); err != nil {
+		return err
+	}
+	if conf.print {
+		return printConfig(stdout, fs)
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])

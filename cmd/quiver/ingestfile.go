@@ -85,9 +85,25 @@ type filePipeline struct {
 // anything but [[pipeline]] tables are usage errors naming the file, the
 // line and the key.
 func readIngestFile(path string) ([]filePipeline, error) {
+	out, err := readFlagFile("--ingest", path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, usagef("%s: no [[pipeline]] table: give one per Kafka pipeline", path)
+	}
+	return out, nil
+}
+
+// readFlagFile parses a TOML file of flag values (an ingest file, or a
+// configuration file) and returns its [[pipeline]] tables. top, when not
+// nil, takes each key before the first table, with its value as its
+// flag's text and its line, and says what is wrong with it; nil refuses
+// such keys. flagName names the flag that gave the file, for errors.
+func readFlagFile(flagName, path string, top func(key, val string, line int) error) ([]filePipeline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usagef("--ingest: %v", err)
+		return nil, usagef("%s: %v", flagName, err)
 	}
 	dir := filepath.Dir(path)
 	var p unstable.Parser
@@ -114,7 +130,7 @@ func readIngestFile(path string) ([]filePipeline, error) {
 				line = lineOf(it.Node())
 			}
 			if e.Kind != unstable.ArrayTable || key != "pipeline" {
-				return nil, usagef("%s:%d: unknown table [%s]: an ingest file holds [[pipeline]] tables, one per Kafka pipeline", path, line, key)
+				return nil, usagef("%s:%d: unknown table [%s]: the file's tables are [[pipeline]] tables, one per Kafka pipeline", path, line, key)
 			}
 			fs = flag.NewFlagSet("ingest", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
@@ -126,6 +142,16 @@ func readIngestFile(path string) ([]filePipeline, error) {
 		case unstable.KeyValue:
 			key := joinKey(e.Key())
 			line := lineOf(e)
+			if cur == nil && top != nil {
+				val, err := tomlFlagValue(e.Value())
+				if err == nil {
+					err = top(key, val, line)
+				}
+				if err != nil {
+					return nil, usagef("%s:%d: key %q: %v", path, line, key, err)
+				}
+				continue
+			}
 			if cur == nil {
 				return nil, usagef("%s:%d: key %q is outside a [[pipeline]] table", path, line, key)
 			}
@@ -163,9 +189,6 @@ func readIngestFile(path string) ([]filePipeline, error) {
 			line = lineOfData(&p, perr.Highlight)
 		}
 		return nil, usagef("%s:%d: %v", path, line, err)
-	}
-	if len(out) == 0 {
-		return nil, usagef("%s: no [[pipeline]] table: give one per Kafka pipeline", path)
 	}
 	return out, nil
 }
@@ -241,6 +264,12 @@ func ingestPipelines(ctx context.Context, path string, log *slog.Logger) (_ []se
 	if err != nil {
 		return nil, nil, err
 	}
+	return startPipelines(ctx, fps, log)
+}
+
+// startPipelines checks read pipelines against their Kafka clusters and
+// returns them for server.Config.Ingest (see ingestPipelines).
+func startPipelines(ctx context.Context, fps []filePipeline, log *slog.Logger) (_ []server.IngestPipeline, closeAll func(), err error) {
 	closer := func() {
 		for _, fp := range fps {
 			fp.opts.close()

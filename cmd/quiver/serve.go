@@ -112,6 +112,7 @@ type serveFlags struct {
 	memory      string
 	admission   bool
 	ingest      string
+	conf        configFlags
 	// paramBytes, sessionParamBytes and userParamBytes are the
 	// --max-*param-bytes sizes, read by admit.ParseBytes.
 	paramBytes, sessionParamBytes, userParamBytes string
@@ -204,6 +205,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&f.ingest, "ingest", "", "TOML file of Kafka pipelines to run into the served database, one [[pipeline]] table each, whose keys are quiver ingest's flags (see the README); their rows are visible to every endpoint as each batch commits")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", logFormatUsage)
+	f.conf.register(fs)
 	return fs, f
 }
 
@@ -213,6 +215,14 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	filePipelines, err := f.conf.apply(fs, true)
+	if err != nil {
+		return err
+	}
+	if f.conf.print {
+		return printConfig(stdout, fs)
+	}
+	running := effective(fs)
 	cfg, logLevel, drain := f.cfg, f.logLevel, f.drain
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
@@ -294,8 +304,15 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		cfg.Security.MySQLAllowPlaintext = !f.mysqlTLS.value
 	}
 	if f.ingest != "" {
+		fps, err := readIngestFile(f.ingest)
+		if err != nil {
+			return err
+		}
+		filePipelines = append(filePipelines, fps...)
+	}
+	if len(filePipelines) > 0 {
 		var closeLakes func()
-		if cfg.Ingest, closeLakes, err = ingestPipelines(ctx, f.ingest, cfg.Logger); err != nil {
+		if cfg.Ingest, closeLakes, err = startPipelines(ctx, filePipelines, cfg.Logger); err != nil {
 			return err
 		}
 		defer closeLakes()
@@ -313,10 +330,11 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(srv.Budget.Go)
 	}
-	// SIGHUP reads the users file again. Without one, SIGHUP keeps its
-	// default: it ends the process.
+	// SIGHUP reads the users file again, and the configuration file, to
+	// say which of its changed keys need a restart. Without either,
+	// SIGHUP keeps its default: it ends the process.
 	hup := make(chan os.Signal, 1)
-	if cfg.Security.UsersFile != "" {
+	if cfg.Security.UsersFile != "" || f.conf.file != "" {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
@@ -340,6 +358,10 @@ wait:
 			cfg.Logger.Error("listener failed", "err", err)
 			break wait
 		case <-hup:
+			f.conf.logConfigChanges(cfg.Logger, running, func() *flag.FlagSet { fs, _ := newServeFlags(); return fs }, args)
+			if cfg.Security.UsersFile == "" {
+				break
+			}
 			if err := srv.ReloadUsers(); err != nil {
 				cfg.Logger.Error("SIGHUP: users not reloaded; the users loaded before stay", "err", err)
 			} else {
