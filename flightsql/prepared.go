@@ -392,7 +392,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 // query is prepared and authorized there first, and only a read query is
 // planned.
 func (s *Server) queryEndpoints(ctx context.Context, h handle) ([]*flight.FlightEndpoint, error) {
-	if s.opts.Planner == nil {
+	if s.opts.Planner == nil || !mayPlan(ctx, s.opts.Planner, h.Query) {
 		return s.endpoints(ctx, nil, h)
 	}
 	c, release, err := s.acquire(ctx, nil)
