@@ -105,6 +105,24 @@ func TestClassifier_Blind(t *testing.T) {
 			t.Errorf("Known after a small run: %v, %v; want bulk", got, ok)
 		}
 	})
+	t.Run("a statement other than a SELECT is parsed once", func(t *testing.T) {
+		calls := 0
+		c := &Classifier{Parse: parsed(notSelect, &calls)}
+		k := Key{SQL: "INSERT INTO t VALUES (?, 'x')"}
+		for range 3 {
+			if got := c.Lane(ctx, k, func() ([]byte, error) { return []byte(planConst), nil }); got != Small {
+				t.Errorf("got %v, want small", got)
+			}
+		}
+		if calls != 1 {
+			t.Errorf("parsed %d times, want once", calls)
+		}
+		// Its plan still tells a recursive one.
+		k = Key{SQL: "INSERT INTO t " + deep}
+		if got := c.Lane(ctx, k, func() ([]byte, error) { return []byte(planRecursive), nil }); got != Bulk {
+			t.Errorf("recursive by its plan after the parse: %v, want bulk", got)
+		}
+	})
 	t.Run("plain CTEs go by their plan", func(t *testing.T) {
 		c := &Classifier{Parse: parsed(plain, nil)}
 		if got := c.Lane(ctx, Key{SQL: "WITH a AS (SELECT 1) SELECT * FROM a"}, func() ([]byte, error) { return []byte(planConst), nil }); got != Small {

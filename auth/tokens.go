@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -35,7 +36,19 @@ type Tokens struct {
 	users  UserLookup
 	cfg    tokenConfig
 	parser *jwt.Parser
+
+	// verified keeps the claims of tokens whose signature and claims
+	// checked out, so that the next call with the same token skips
+	// parsing and the HMAC: every Flight call carries its token, and a
+	// prepared single-row INSERT (three calls) spent 4–6% of the
+	// server's CPU verifying them. Expiry, revocation, the user and the
+	// password stamp are still checked on every call.
+	mu       sync.Mutex
+	verified map[string]tokenClaims
 }
+
+// maxVerified bounds Tokens.verified; it is emptied when full.
+const maxVerified = 4096
 
 // TokenOption configures Tokens.
 type TokenOption func(*tokenConfig)
@@ -179,8 +192,7 @@ func (t *Tokens) Issue(u User) (string, time.Time, error) {
 // change takes effect on the next call. Errors wrap ErrTokenExpired or
 // ErrBadToken.
 func (t *Tokens) Verify(token string) (User, error) {
-	var claims tokenClaims
-	_, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.key, nil })
+	claims, err := t.parse(token)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return User{}, ErrTokenExpired
@@ -199,6 +211,33 @@ func (t *Tokens) Verify(token string) (User, error) {
 		return User{}, fmt.Errorf("%w: the password of user %q changed", ErrBadToken, claims.Subject)
 	}
 	return u, nil
+}
+
+// parse checks token's signature and claims, or finds it checked
+// before and not expired since.
+func (t *Tokens) parse(token string) (tokenClaims, error) {
+	t.mu.Lock()
+	claims, hit := t.verified[token]
+	t.mu.Unlock()
+	if hit {
+		if !t.cfg.now().Before(claims.ExpiresAt.Time) {
+			t.mu.Lock()
+			delete(t.verified, token)
+			t.mu.Unlock()
+			return tokenClaims{}, jwt.ErrTokenExpired
+		}
+		return claims, nil
+	}
+	if _, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.key, nil }); err != nil {
+		return tokenClaims{}, err
+	}
+	t.mu.Lock()
+	if t.verified == nil || len(t.verified) >= maxVerified {
+		t.verified = make(map[string]tokenClaims)
+	}
+	t.verified[token] = claims
+	t.mu.Unlock()
+	return claims, nil
 }
 
 // Revoke puts a token on the revocation list until it expires, so that

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +237,50 @@ func TestTokens_PasswordChange(t *testing.T) {
 	}
 	if _, err := tokens.Verify(fresh); err != nil {
 		t.Errorf("a token issued after the change: %v", err)
+	}
+}
+
+// TestTokens_VerifyAgain checks that a token verified once is still
+// checked on every later call: it expires, it can be revoked, its user
+// removed or their password changed.
+func TestTokens_VerifyAgain(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	tests := []struct {
+		name   string
+		change func(t *testing.T, users *Store, tokens *Tokens, token string)
+		want   error
+	}{
+		{"unchanged", func(*testing.T, *Store, *Tokens, string) {}, nil},
+		{"expired", func(*testing.T, *Store, *Tokens, string) { mu.Lock(); now = now.Add(2 * time.Hour); mu.Unlock() }, ErrTokenExpired},
+		{"revoked", func(t *testing.T, _ *Store, tokens *Tokens, token string) {
+			if err := tokens.Revoke(token); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrBadToken},
+		{"user removed", func(_ *testing.T, users *Store, _ *Tokens, _ string) { users.Remove("bob") }, ErrBadToken},
+		{"password changed", func(t *testing.T, users *Store, _ *Tokens, _ string) {
+			if err := users.SetPassword("bob", "new-pw"); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrBadToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			users := newTestStore(t)
+			tokens := newTestTokens(t, testKey, users, WithTTL(time.Hour), WithClock(clock))
+			token, _, err := tokens.Issue(User{Name: "bob", Role: RoleReadWrite})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tokens.Verify(token); err != nil {
+				t.Fatalf("first Verify: %v", err)
+			}
+			tt.change(t, users, tokens, token)
+			if _, err := tokens.Verify(token); !errors.Is(err, tt.want) {
+				t.Errorf("Verify again: got error %v, want %v", err, tt.want)
+			}
+		})
 	}
 }

@@ -21,8 +21,9 @@ const (
 
 // SetSessionOptions sets the session's default catalog and schema, each
 // checked against the database before it is accepted, its result
-// compression (none, lz4, zstd or auto) and its query_timeout, which
-// lowers the server's --query-timeout and never raises it.
+// compression (none, lz4, zstd or auto), its query_timeout, which
+// lowers the server's --query-timeout and never raises it, and its
+// split_rows (see Local).
 func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
 	sess, err := session.GetSessionFromContext(ctx)
 	if err != nil {
@@ -63,6 +64,17 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 				continue
 			}
 			if _, err := parseTimeout(v); err != nil {
+				s.log.Info("rejected session option", "option", name, "err", err)
+				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
+				continue
+			}
+			sess.SetSessionOption(name, v)
+		case optSplitRows:
+			if v.GetOptionValue() == nil {
+				sess.EraseSessionOption(name)
+				continue
+			}
+			if _, err := parseSplitRows(v); err != nil {
 				s.log.Info("rejected session option", "option", name, "err", err)
 				res.Errors[name] = &flight.SetSessionOptionsResultError{Value: flight.SetSessionOptionsResultErrorInvalidValue}
 				continue

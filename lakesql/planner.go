@@ -34,6 +34,13 @@ func (p *Planner) Plan(ctx context.Context, conn *engine.Conn, sql string) (part
 	return parts, err
 }
 
+// MayPlan reports whether sql names the lake or one of its tables: only
+// such a query is split, and telling from its tokens spares a query that
+// is not the connection the planner would prepare it on.
+func (p *Planner) MayPlan(_ context.Context, sql string) bool {
+	return p.c.mentions(tokens(sql))
+}
+
 func (p *Planner) plan(ctx context.Context, conn *engine.Conn, sql string) ([]json.RawMessage, error) {
 	c := p.c
 	toks := tokens(sql)

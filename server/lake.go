@@ -86,12 +86,13 @@ func (s *Server) attachLake(ctx context.Context, lk *lakeice.Lake) error {
 }
 
 // planners split large results into endpoints: scans of large local
-// tables by rowid range, and scans of lake tables by groups of data files.
-// A local table is this server's own, so its parts list no other replica.
+// tables by rowid range, for a session that asks with the split_rows
+// option, and scans of lake tables by groups of data files. A local table
+// is this server's own, so its parts list no other replica.
 // Replicas must list the same planners in the same order, so the lake's
 // comes last and a server without a lake still numbers the others alike.
 func (s *Server) planners() flightsql.Planner {
-	ps := flightsql.Planners{flightsql.Local{Planner: &split.Planner{DB: s.DB}}}
+	ps := flightsql.Planners{flightsql.Local{Planner: &split.Planner{DB: s.DB, AskedRows: flightsql.SplitRows}}}
 	if s.Lake != nil {
 		ps = append(ps, s.Lake.Planner())
 	}

@@ -476,7 +476,8 @@ func TestLake_Endpoints(t *testing.T) {
 }
 
 // TestLake_LocalSplitStaysHere checks that the parts of a large local
-// table list no other replica: only this server holds the table.
+// table, split as the session asks, list no other replica beside the
+// lake's planner: only this server holds the table.
 func TestLake_LocalSplitStaysHere(t *testing.T) {
 	dir := t.TempDir()
 	lakeTable(t, dir, 100, 100, 1_000)
@@ -489,7 +490,11 @@ func TestLake_LocalSplitStaysHere(t *testing.T) {
 	if _, err := c.Exec(ctx, "CREATE TABLE big AS SELECT range AS id FROM range(2500000)"); err != nil {
 		t.Fatal(err)
 	}
-	info, err := c.SQL().Execute(c.Context(ctx), "SELECT id FROM big")
+	sctx, res := testutil.SessionCookie(t, c, "split_rows", "1000000")
+	if len(res.Errors) > 0 {
+		t.Fatalf("split_rows refused: %v", res.Errors)
+	}
+	info, err := c.SQL().Execute(c.Context(sctx), "SELECT id FROM big")
 	if err != nil {
 		t.Fatal(err)
 	}

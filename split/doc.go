@@ -1,7 +1,9 @@
 // Package split plans a scan of one large table of quiver's own database as
 // several parts, each a range of the table's row ids, so that a Flight SQL
 // client fetches them as separate endpoints, in parallel and from any
-// replica that holds the same table.
+// replica that holds the same table. quiver serve splits only for a
+// session that asks with the split_rows option (Planner.AskedRows): one
+// endpoint is faster for a client that reads endpoints in order.
 //
 // # Which queries split
 //

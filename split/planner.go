@@ -42,6 +42,10 @@ type Planner struct {
 	RowsPerPart int64
 	// MaxParts caps the parts of one query. Zero means DefaultMaxParts.
 	MaxParts int
+	// AskedRows, when set, returns the rows per part the caller of Plan
+	// asked for (a Flight SQL session option): when positive it stands
+	// for both MinRows and RowsPerPart in that plan.
+	AskedRows func(context.Context) int64
 
 	// scalars caches the names of functions found scalar, for Bind, which
 	// checks a ticket's SQL on every fetch: asking duckdb_functions() takes
@@ -82,10 +86,16 @@ func (p *Planner) Plan(ctx context.Context, c *engine.Conn, sql string) ([]json.
 	if err != nil {
 		return nil, err
 	}
-	if rows < p.minRows() {
+	minRows, perPart := p.minRows(), p.rowsPerPart()
+	if p.AskedRows != nil {
+		if n := p.AskedRows(ctx); n > 0 {
+			minRows, perPart = n, n
+		}
+	}
+	if rows < minRows {
 		return nil, nil
 	}
-	k := min(rows/p.rowsPerPart(), int64(p.maxParts()))
+	k := min(rows/perPart, int64(p.maxParts()))
 	if k < 2 {
 		return nil, nil
 	}
