@@ -13,13 +13,14 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
 )
 
 // FetchConfig configures the fetch suite.
 type FetchConfig struct {
-	Workloads []Workload
+	Workloads []workload.Workload
 	Sizes     []int64
 	// Protocols to time end to end: "flight", "mysql".
 	Protocols []string
@@ -94,10 +95,10 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	fit := engineFit(cfg, memAvailable())
 	if fit > 0 {
 		for _, table := range tablesOf(cfg.Workloads) {
-			if _, err := qc.Exec(ctx, CreateSQL(table, fit)); err != nil {
+			if _, err := qc.Exec(ctx, workload.CreateSQL(table, fit)); err != nil {
 				return fmt.Errorf("generate %s: %w", table, err)
 			}
-			if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, CreateSQL(table, fit), nil); err != nil {
+			if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, workload.CreateSQL(table, fit), nil); err != nil {
 				return fmt.Errorf("generate %s in duckdb-go: %w", table, err)
 			}
 		}
@@ -181,7 +182,7 @@ func engineFit(cfg FetchConfig, avail int64) int64 {
 	return fit
 }
 
-func tablesOf(ws []Workload) []string {
+func tablesOf(ws []workload.Workload) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range ws {
@@ -231,7 +232,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 	}
 	defer c.Close()
 	for _, table := range tablesOf(cfg.Workloads) {
-		if _, err := c.Exec(ctx, CreateSQL(table, maxRows)); err != nil {
+		if _, err := c.Exec(ctx, workload.CreateSQL(table, maxRows)); err != nil {
 			return fmt.Errorf("generate %s: %w", table, err)
 		}
 	}

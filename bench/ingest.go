@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/quiverdata/quiver/client"
-	"github.com/quiverdata/quiver/ipcx"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 // IngestConfig configures the ingest suite.
@@ -27,48 +25,12 @@ type IngestConfig struct {
 	Reps     int
 }
 
-// Flat14 builds the seed's flat Kafka row shape: 10 BIGINT and 4 VARCHAR
-// columns, in 64K-row batches, and their Arrow size in bytes. The caller
-// releases the batches.
-func Flat14(rows int) ([]arrow.RecordBatch, int64) {
-	fields := make([]arrow.Field, 0, 14)
-	for i := range 10 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("n%d", i), Type: arrow.PrimitiveTypes.Int64, Nullable: true})
-	}
-	for i := range 4 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", i), Type: arrow.BinaryTypes.String, Nullable: true})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
-	defer b.Release()
-	const batch = 64 * 1024
-	var recs []arrow.RecordBatch
-	var size int64
-	for start := 0; start < rows; start += batch {
-		n := min(batch, rows-start)
-		for i := start; i < start+n; i++ {
-			for c := range 10 {
-				b.Field(c).(*array.Int64Builder).Append(int64(i)*int64(c+1) ^ int64(c))
-			}
-			for c := range 4 {
-				b.Field(10 + c).(*array.StringBuilder).Append("v" + strconv.Itoa(i*(c+3)))
-			}
-		}
-		rec := b.NewRecordBatch()
-		size += ipcx.RecordBytes(rec)
-		recs = append(recs, rec)
-	}
-	return recs, size
-}
-
-const flat14DDL = "CREATE OR REPLACE TABLE %s (n0 BIGINT, n1 BIGINT, n2 BIGINT, n3 BIGINT, n4 BIGINT, n5 BIGINT, n6 BIGINT, n7 BIGINT, n8 BIGINT, n9 BIGINT, s0 VARCHAR, s1 VARCHAR, s2 VARCHAR, s3 VARCHAR)"
-
 // Ingest times bulk ingest of the flat 14-column rows into a file
 // database: Flight DoPut (CommandStatementIngest) against DuckDB's native
 // INSERT INTO t2 SELECT * FROM t of the same rows on the same server, and
 // optionally duckdb-go's row Appender.
 func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
-	recs, size := Flat14(cfg.Rows)
+	recs, size := workload.Flat14(cfg.Rows)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -92,7 +54,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 	rows := int64(cfg.Rows)
 
 	doput := Contender{Name: "Flight DoPut", Run: func() (Sample, error) {
-		if _, err := c.Exec(ctx, fmt.Sprintf(flat14DDL, "t")); err != nil {
+		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t")); err != nil {
 			return Sample{}, err
 		}
 		return Timed(func() (int64, int64, error) {
@@ -112,7 +74,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 		})
 	}}
 	native := Contender{Name: "DuckDB INSERT … SELECT", Run: func() (Sample, error) {
-		if _, err := c.Exec(ctx, fmt.Sprintf(flat14DDL, "t2")); err != nil {
+		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t2")); err != nil {
 			return Sample{}, err
 		}
 		return Timed(func() (int64, int64, error) {
@@ -167,7 +129,7 @@ func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatc
 	closeAll := func() { conn.Close(); connector.Close() }
 	exec := conn.(driver.ExecerContext)
 	run := func() (Sample, error) {
-		if _, err := exec.ExecContext(ctx, fmt.Sprintf(flat14DDL, "t"), nil); err != nil {
+		if _, err := exec.ExecContext(ctx, fmt.Sprintf(workload.Flat14DDL, "t"), nil); err != nil {
 			return Sample{}, err
 		}
 		return Timed(func() (int64, int64, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/mempool"
@@ -43,7 +44,7 @@ const lakeNamespace = "quiver"
 type LakeReadConfig struct {
 	// Bin is the quiver binary, run as the server.
 	Bin       string
-	Workloads []Workload // num20, str20
+	Workloads []workload.Workload // num20, str20
 	Rows      int64
 	Reps      int
 	// Dir is where the bench database and the lake are made (in a
@@ -64,7 +65,7 @@ type LakeReadConfig struct {
 
 func (c *LakeReadConfig) defaults() {
 	if len(c.Workloads) == 0 {
-		c.Workloads = []Workload{Workloads["num20"], Workloads["str20"]}
+		c.Workloads = []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}
 	}
 	if c.Rows <= 0 {
 		c.Rows = 10_000_000
@@ -146,7 +147,7 @@ func (f LakeFiles) String() string { return f.Compression + " Parquet " + f.Parq
 // lakesql's Planner.Plan asks the connection for its current catalog
 // while holding the catalog's lock, and that query runs the statement
 // hook, which takes the same lock.
-func lakeTableName(w Workload) string { return w.Name }
+func lakeTableName(w workload.Workload) string { return w.Name }
 
 // LakeRead runs the lakeread suite.
 func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
@@ -179,7 +180,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	}
 	if !cfg.SkipPruning {
 		if !hasWorkload(ws, "num20") {
-			ws = append(ws[:len(ws):len(ws)], Workloads["num20"])
+			ws = append(ws[:len(ws):len(ws)], workload.Workloads["num20"])
 		}
 		specs = append(specs, pruneSpec)
 	}
@@ -217,7 +218,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	return r, nil
 }
 
-func hasWorkload(ws []Workload, name string) bool {
+func hasWorkload(ws []workload.Workload, name string) bool {
 	for _, w := range ws {
 		if w.Name == name {
 			return true
@@ -481,7 +482,7 @@ func (w lakeWritten) meanBytes() int64 {
 // database at db, then writes each spec's rows to a new file:// lake
 // at lakeDir (catalog: sqlite in lakeDir/catalog.db), each table in one
 // commit. Nothing is timed.
-func buildLake(ctx context.Context, db, lakeDir string, ws []Workload, rows int64, specs []lakeTableSpec, fo LakeFiles) (map[string]lakeWritten, error) {
+func buildLake(ctx context.Context, db, lakeDir string, ws []workload.Workload, rows int64, specs []lakeTableSpec, fo LakeFiles) (map[string]lakeWritten, error) {
 	d, err := engine.Open(ctx, engine.Options{Path: db, ExternalAccess: true})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
@@ -493,7 +494,7 @@ func buildLake(ctx context.Context, db, lakeDir string, ws []Workload, rows int6
 	}
 	defer conn.Release()
 	for _, t := range tablesOf(ws) {
-		if _, err := conn.Exec(ctx, CreateSQL(t, rows)); err != nil {
+		if _, err := conn.Exec(ctx, workload.CreateSQL(t, rows)); err != nil {
 			return nil, fmt.Errorf("generate %s: %w", t, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -126,7 +127,7 @@ func TestLakeRead_Small(t *testing.T) {
 	const rows = 200_000
 	// Small files and parts, so the scan is split as at full size.
 	rep, err := LakeRead(ctx, LakeReadConfig{
-		Bin: bin, Workloads: []Workload{Workloads["num20"], Workloads["str20"]}, Rows: rows, Reps: 1,
+		Bin: bin, Workloads: []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}, Rows: rows, Reps: 1,
 		Dir: t.TempDir(), Files: LakeFiles{Bytes: 4 << 20}, PartBytes: 1 << 20,
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -40,7 +41,7 @@ var ErrLinkUnavailable = errors.New("shaped link unavailable")
 type LinkConfig struct {
 	// Bin is the quiver binary, run as the server and as the client.
 	Bin       string
-	Workloads []Workload // num20, str20
+	Workloads []workload.Workload // num20, str20
 	Rows      int64
 	// Compressions are what the client asks for: none, lz4, zstd, auto.
 	Compressions []string
@@ -57,7 +58,7 @@ type LinkConfig struct {
 
 func (c *LinkConfig) defaults() {
 	if len(c.Workloads) == 0 {
-		c.Workloads = []Workload{Workloads["num20"], Workloads["str20"]}
+		c.Workloads = []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}
 	}
 	if c.Rows <= 0 {
 		c.Rows = 1_000_000
@@ -110,7 +111,7 @@ func Link(ctx context.Context, cfg LinkConfig) (*Report, error) {
 }
 
 // generateLinkDB writes the workloads' tables to a database file.
-func generateLinkDB(ctx context.Context, path string, ws []Workload, rows int64) error {
+func generateLinkDB(ctx context.Context, path string, ws []workload.Workload, rows int64) error {
 	db, err := engine.Open(ctx, engine.Options{Path: path})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
@@ -122,7 +123,7 @@ func generateLinkDB(ctx context.Context, path string, ws []Workload, rows int64)
 	}
 	defer c.Release()
 	for _, t := range tablesOf(ws) {
-		if _, err := c.Exec(ctx, CreateSQL(t, rows)); err != nil {
+		if _, err := c.Exec(ctx, workload.CreateSQL(t, rows)); err != nil {
 			return fmt.Errorf("generate %s: %w", t, err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 // quiverBinary builds the quiver command for tests that run it as a
@@ -61,7 +63,7 @@ func TestLink_ShapedLink(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Link(ctx, LinkConfig{
-		Bin: bin, Workloads: []Workload{Workloads["num20"]}, Rows: 100_000,
+		Bin: bin, Workloads: []workload.Workload{workload.Workloads["num20"]}, Rows: 100_000,
 		Compressions: []string{"none", "lz4", "auto"}, Reps: 1, Dir: t.TempDir(),
 	})
 	if errors.Is(err, ErrLinkUnavailable) {
@@ -100,7 +102,7 @@ func TestLink_CleansUpOnFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := Link(ctx, LinkConfig{
-		Bin: filepath.Join(t.TempDir(), "no-such-quiver"), Workloads: []Workload{Workloads["num20"]},
+		Bin: filepath.Join(t.TempDir(), "no-such-quiver"), Workloads: []workload.Workload{workload.Workloads["num20"]},
 		Rows: 1000, Reps: 1, SkipLoopback: true, Dir: t.TempDir(),
 	})
 	if errors.Is(err, ErrLinkUnavailable) {

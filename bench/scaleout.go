@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -167,7 +168,7 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 	lakeDir := filepath.Join(work, "lake")
 	stage := filepath.Join(work, "stage.duckdb")
 	spec := lakeTableSpec{name: "num20", from: "SELECT * FROM num"}
-	written, err := buildLake(ctx, stage, lakeDir, []Workload{Workloads["num20"]}, cfg.Rows, []lakeTableSpec{spec}, cfg.Files)
+	written, err := buildLake(ctx, stage, lakeDir, []workload.Workload{workload.Workloads["num20"]}, cfg.Rows, []lakeTableSpec{spec}, cfg.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -78,7 +78,7 @@ func TestLong_IngestBounded(t *testing.T) {
 	const batchRows, batches = 64 * 1024, 763 // 50.0M rows
 	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(t.TempDir(), "ingest.duckdb")})
 	c := testutil.Dial(t, srv, client.Config{})
-	recs, _ := bench.Flat14(batchRows)
+	recs, _ := workload.Flat14(batchRows)
 	defer releaseAll(recs)
 	s := startSampler(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)

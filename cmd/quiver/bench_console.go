@@ -19,6 +19,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -82,8 +83,8 @@ func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*bench.Report, e
 	if err != nil {
 		return nil, err
 	}
-	w := bench.Workloads["num20"]
-	_, err = c.Exec(ctx, bench.CreateSQL(w.Table, cfg.rows))
+	w := workload.Workloads["num20"]
+	_, err = c.Exec(ctx, workload.CreateSQL(w.Table, cfg.rows))
 	c.Close()
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", w.Table, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -18,7 +19,7 @@ func init() {
 		mariadb := fs.String("mariadb", "", "HOST:PORT:USER:PASSWORD of a MariaDB holding the same rows (database quiver_bench)")
 		skipEngine := fs.Bool("skip-engine", false, "skip the in-process engine-export table")
 		return func(ctx context.Context, reps int) (*bench.Report, error) {
-			ws, err := bench.ParseWorkloads(*workloads)
+			ws, err := workload.Parse(*workloads)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}

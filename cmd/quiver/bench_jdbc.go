@@ -15,6 +15,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -82,7 +83,7 @@ func (j javaSide) command(ctx context.Context, class string, args ...string) (*e
 
 // startSeedServer starts `quiver serve` (Flight and MySQL) on a database
 // in dir and generates each workload's table with maxRows rows.
-func startSeedServer(ctx context.Context, dir string, ws []bench.Workload, maxRows int64, extra ...string) (*bench.ServerProc, error) {
+func startSeedServer(ctx context.Context, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*bench.ServerProc, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the quiver binary: %w", err)
@@ -103,7 +104,7 @@ func startSeedServer(ctx context.Context, dir string, ws []bench.Workload, maxRo
 			continue
 		}
 		done[w.Table] = true
-		if _, err := c.Exec(ctx, bench.CreateSQL(w.Table, maxRows)); err != nil {
+		if _, err := c.Exec(ctx, workload.CreateSQL(w.Table, maxRows)); err != nil {
 			srv.Stop()
 			return nil, fmt.Errorf("generate %s: %w", w.Table, err)
 		}
@@ -113,8 +114,8 @@ func startSeedServer(ctx context.Context, dir string, ws []bench.Workload, maxRo
 
 // parseSeedCases reads --workloads and --sizes for the jdbc and parquet
 // suites, which run the seed's str20 and num20 tables only.
-func parseSeedCases(workloads, sizes string) ([]bench.Workload, []int64, error) {
-	ws, err := bench.ParseWorkloads(workloads)
+func parseSeedCases(workloads, sizes string) ([]workload.Workload, []int64, error) {
+	ws, err := workload.Parse(workloads)
 	if err != nil {
 		return nil, nil, usagef("%v", err)
 	}

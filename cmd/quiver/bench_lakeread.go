@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -19,7 +20,7 @@ func init() {
 		workloads := fs.String("workloads", "num20,str20", "workloads to scan: num20, str20")
 		fs.BoolVar(&cfg.SkipPruning, "skip-pruning", false, "skip the partitioned table and its pruning figure")
 		return func(ctx context.Context, reps int) (*bench.Report, error) {
-			ws, err := bench.ParseWorkloads(*workloads)
+			ws, err := workload.Parse(*workloads)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}

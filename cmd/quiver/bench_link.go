@@ -10,6 +10,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -25,7 +26,7 @@ func init() {
 		fs.BoolVar(&cfg.SkipLoopback, "skip-loopback", false, "skip the loopback table")
 		fs.BoolVar(&cfg.SkipLink, "skip-link", false, "skip the shaped link (no root needed)")
 		return func(ctx context.Context, reps int) (*bench.Report, error) {
-			ws, err := bench.ParseWorkloads(*workloads)
+			ws, err := workload.Parse(*workloads)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -56,7 +57,7 @@ type pandasOutput struct {
 }
 
 func runPandas(ctx context.Context, cfg pandasConfig) (*bench.Report, error) {
-	ws, err := bench.ParseWorkloads(cfg.workloads)
+	ws, err := workload.Parse(cfg.workloads)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
@@ -162,7 +163,7 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*bench.Report, error) {
 	}
 	// one writes n rows of w with codec through contender, and checks the
 	// file: its rows and its codec.
-	one := func(contender string, w bench.Workload, n int64, codec string) (time.Duration, int64, error) {
+	one := func(contender string, w workload.Workload, n int64, codec string) (time.Duration, int64, error) {
 		base := outDir
 		if contender == "export" {
 			base = exportRoot

@@ -1,4 +1,9 @@
-package bench
+// Package workload holds the table shapes the benchmarks publish figures
+// for and the product's tests and benchmarks build on: the seed's fetch
+// tables (num with id and num20, str with str20) and the flat 14-column
+// ingest rows. It imports nothing of quiver's but ipcx, so any package's
+// tests may use it.
+package workload
 
 import (
 	"fmt"
@@ -26,8 +31,9 @@ func (w Workload) Query(n int64) string {
 	return fmt.Sprintf("SELECT * FROM %s LIMIT %d", w.Table, n)
 }
 
-// CreateSQL generates the workload's table with n rows inside DuckDB, so
-// generation is not timed.
+// CreateSQL generates the workload's table (num: id and 19 BIGINT
+// multiples of it; str: 20 VARCHAR of 5 to 9 bytes) with n rows inside
+// DuckDB, so generation is not timed.
 func CreateSQL(table string, n int64) string {
 	var cols []string
 	switch table {
@@ -44,35 +50,8 @@ func CreateSQL(table string, n int64) string {
 	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT %s FROM range(%d) t(i)", table, strings.Join(cols, ", "), n)
 }
 
-// ParseSizes reads "1M,5M,10M"-style row counts.
-func ParseSizes(s string) ([]int64, error) {
-	var out []int64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(strings.ToUpper(part))
-		if part == "" {
-			continue
-		}
-		mult := int64(1)
-		switch {
-		case strings.HasSuffix(part, "M"):
-			mult, part = 1_000_000, strings.TrimSuffix(part, "M")
-		case strings.HasSuffix(part, "K"):
-			mult, part = 1_000, strings.TrimSuffix(part, "K")
-		}
-		var n int64
-		if _, err := fmt.Sscan(part, &n); err != nil || n <= 0 {
-			return nil, fmt.Errorf("bad size %q: use e.g. 1M,5M,10M", part)
-		}
-		out = append(out, n*mult)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no sizes given")
-	}
-	return out, nil
-}
-
-// ParseWorkloads reads "id,num20,str20".
-func ParseWorkloads(s string) ([]Workload, error) {
+// Parse reads "id,num20,str20".
+func Parse(s string) ([]Workload, error) {
 	var out []Workload
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
