@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
@@ -218,7 +219,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(dir, "bench.duckdb"), wantMySQL)
+	srv, err := serveproc.Start(ctx, cfg.Bin, filepath.Join(dir, "bench.duckdb"), wantMySQL)
 	if err != nil {
 		return err
 	}

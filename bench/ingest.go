@@ -13,6 +13,7 @@ import (
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
@@ -41,7 +42,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(dir, "ingest.duckdb"), false)
+	srv, err := serveproc.Start(ctx, cfg.Bin, filepath.Join(dir, "ingest.duckdb"), false)
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/serveproc"
 )
 
 // rssWatch samples resident memory while a fetch runs: the server
 // process's and this process's own (the client's), every 20 ms.
 type rssWatch struct {
-	srv            *ServerProc
+	srv            *serveproc.Proc
 	server, client int64 // peaks, bytes
 	stop           chan struct{}
 	wg             sync.WaitGroup
@@ -20,7 +22,7 @@ type rssWatch struct {
 
 // watchRSS starts sampling. It first gives freed memory back to the
 // system, so that the client's peak is this fetch's.
-func watchRSS(srv *ServerProc) *rssWatch {
+func watchRSS(srv *serveproc.Proc) *rssWatch {
 	debug.FreeOSMemory()
 	w := &rssWatch{srv: srv, stop: make(chan struct{})}
 	w.wg.Add(1)

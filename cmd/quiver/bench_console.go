@@ -19,6 +19,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
@@ -70,7 +71,7 @@ func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*bench.Report, e
 	if err != nil {
 		return nil, err
 	}
-	srv, err := bench.StartServer(ctx, cfg.bin, filepath.Join(dir, "bench.duckdb"), false, "--http", httpAddr)
+	srv, err := serveproc.Start(ctx, cfg.bin, filepath.Join(dir, "bench.duckdb"), false, "--http", httpAddr)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
@@ -83,12 +84,12 @@ func (j javaSide) command(ctx context.Context, class string, args ...string) (*e
 
 // startSeedServer starts `quiver serve` (Flight and MySQL) on a database
 // in dir and generates each workload's table with maxRows rows.
-func startSeedServer(ctx context.Context, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*bench.ServerProc, error) {
+func startSeedServer(ctx context.Context, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*serveproc.Proc, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the quiver binary: %w", err)
 	}
-	srv, err := bench.StartServer(ctx, bin, filepath.Join(dir, "bench.duckdb"), true, extra...)
+	srv, err := serveproc.Start(ctx, bin, filepath.Join(dir, "bench.duckdb"), true, extra...)
 	if err != nil {
 		return nil, err
 	}

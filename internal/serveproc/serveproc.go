@@ -1,4 +1,8 @@
-package bench
+// Package serveproc runs the quiver binary as a `quiver serve` child
+// process on free loopback ports and waits for the listeners it announces
+// on stderr ("quiver: flight listening on ADDR"). The benchmarks and the
+// tests that need real server processes share it.
+package serveproc
 
 import (
 	"bufio"
@@ -12,24 +16,24 @@ import (
 	"time"
 )
 
-// ServerProc is a `quiver serve` child process.
-type ServerProc struct {
+// Proc is a `quiver serve` child process.
+type Proc struct {
 	cmd        *exec.Cmd
 	FlightAddr string
 	MySQLAddr  string
 	log        strings.Builder
 }
 
-// StartServer runs the quiver binary at bin as `serve` on free loopback
+// Start runs the quiver binary at bin as `serve` on free loopback
 // ports with the given database and extra flags, and waits until both
 // listeners are announced (MySQL's only when mysql is set).
-func StartServer(ctx context.Context, bin, db string, mysql bool, extra ...string) (*ServerProc, error) {
+func Start(ctx context.Context, bin, db string, mysql bool, extra ...string) (*Proc, error) {
 	mysqlAddr := ""
 	if mysql {
 		mysqlAddr = "127.0.0.1:0"
 	}
 	args := append([]string{"serve", "--db", db, "--flight", "127.0.0.1:0", "--mysql", mysqlAddr, "--http", "", "--log-level", "warn"}, extra...)
-	p := &ServerProc{cmd: exec.CommandContext(ctx, bin, args...)}
+	p := &Proc{cmd: exec.CommandContext(ctx, bin, args...)}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -72,7 +76,7 @@ func StartServer(ctx context.Context, bin, db string, mysql bool, extra ...strin
 }
 
 // RSS is the server's resident memory in bytes, read from /proc.
-func (p *ServerProc) RSS() int64 {
+func (p *Proc) RSS() int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0
@@ -88,7 +92,7 @@ func (p *ServerProc) RSS() int64 {
 }
 
 // Stop terminates the server gracefully and waits for it.
-func (p *ServerProc) Stop() {
+func (p *Proc) Stop() {
 	if p.cmd.Process != nil {
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		p.cmd.Wait()
@@ -96,7 +100,7 @@ func (p *ServerProc) Stop() {
 }
 
 // Kill kills the server with SIGKILL, as a crash would, and waits for it.
-func (p *ServerProc) Kill() {
+func (p *Proc) Kill() {
 	if p.cmd.Process != nil {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
