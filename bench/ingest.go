@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
@@ -30,7 +31,7 @@ type IngestConfig struct {
 // database: Flight DoPut (CommandStatementIngest) against DuckDB's native
 // INSERT INTO t2 SELECT * FROM t of the same rows on the same server, and
 // optionally duckdb-go's row Appender.
-func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
+func Ingest(ctx context.Context, cfg IngestConfig) (*report.Report, error) {
 	recs, size := workload.Flat14(cfg.Rows)
 	defer func() {
 		for _, r := range recs {
@@ -54,11 +55,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 	defer c.Close()
 	rows := int64(cfg.Rows)
 
-	doput := Contender{Name: "Flight DoPut", Run: func() (Sample, error) {
+	doput := report.Contender{Name: "Flight DoPut", Run: func() (report.Sample, error) {
 		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t")); err != nil {
-			return Sample{}, err
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
 			if err != nil {
 				return 0, 0, err
@@ -74,11 +75,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 			return size, n, err
 		})
 	}}
-	native := Contender{Name: "DuckDB INSERT … SELECT", Run: func() (Sample, error) {
+	native := report.Contender{Name: "DuckDB INSERT … SELECT", Run: func() (report.Sample, error) {
 		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t2")); err != nil {
-			return Sample{}, err
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			n, err := c.Exec(ctx, "INSERT INTO t2 SELECT * FROM t")
 			if err == nil && n != rows {
 				err = fmt.Errorf("inserted %d rows, want %d", n, rows)
@@ -86,7 +87,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 			return size, n, err
 		})
 	}}
-	cs := []Contender{doput, native}
+	cs := []report.Contender{doput, native}
 	if cfg.Appender {
 		app, closeApp, err := appenderContender(ctx, filepath.Join(dir, "appender.duckdb"), recs, size)
 		if err != nil {
@@ -96,20 +97,20 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 		cs = append(cs, app)
 	}
 	// The native insert needs t filled: DoPut runs first in each round.
-	stats, err := Alternate(cfg.Reps, cs...)
+	stats, err := report.Alternate(cfg.Reps, cs...)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "ingest", Reps: cfg.Reps}
-	t := &Table{
-		Title:   fmt.Sprintf("Ingest: %s rows × 14 columns (10 BIGINT, 4 VARCHAR) into a file database", fmtRows(rows)),
+	r := &report.Report{Suite: "ingest", Reps: cfg.Reps}
+	t := &report.Table{
+		Title:   fmt.Sprintf("Ingest: %s rows × 14 columns (10 BIGINT, 4 VARCHAR) into a file database", report.FmtRows(rows)),
 		Note:    "DoPut goes through quiver's server over loopback; the native insert copies the same rows inside the same server.",
 		Columns: []string{"path", "ms", "rows/s", "MB/s", "vs native"},
 	}
 	for _, s := range stats {
 		r.Add("ingest", "flat14", s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtX(s.RowsPerSec() / stats[1].RowsPerSec())})
-		t.Bars = append(t.Bars, Bar{Group: "flat14 " + fmtRows(rows), Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+		t.Rows = append(t.Rows, []string{s.Name, report.FmtMS(s), report.FmtRate(s.RowsPerSec()), report.FmtMBps(s), report.FmtX(s.RowsPerSec() / stats[1].RowsPerSec())})
+		t.Bars = append(t.Bars, report.Bar{Group: "flat14 " + report.FmtRows(rows), Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 	}
 	r.Tables = append(r.Tables, t)
 	return r, nil
@@ -117,23 +118,23 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 
 // appenderContender times duckdb-go's row Appender into its own file
 // database in this process.
-func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatch, size int64) (Contender, func(), error) {
+func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatch, size int64) (report.Contender, func(), error) {
 	connector, err := duckdbgo.NewConnector(path, nil)
 	if err != nil {
-		return Contender{}, nil, fmt.Errorf("open duckdb-go: %w", err)
+		return report.Contender{}, nil, fmt.Errorf("open duckdb-go: %w", err)
 	}
 	conn, err := connector.Connect(ctx)
 	if err != nil {
 		connector.Close()
-		return Contender{}, nil, err
+		return report.Contender{}, nil, err
 	}
 	closeAll := func() { conn.Close(); connector.Close() }
 	exec := conn.(driver.ExecerContext)
-	run := func() (Sample, error) {
+	run := func() (report.Sample, error) {
 		if _, err := exec.ExecContext(ctx, fmt.Sprintf(workload.Flat14DDL, "t"), nil); err != nil {
-			return Sample{}, err
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			app, err := duckdbgo.NewAppenderFromConn(conn, "", "t")
 			if err != nil {
 				return 0, 0, err
@@ -159,5 +160,5 @@ func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatc
 			return size, n, app.Close()
 		})
 	}
-	return Contender{Name: "duckdb-go row Appender", Run: run}, closeAll, nil
+	return report.Contender{Name: "duckdb-go row Appender", Run: run}, closeAll, nil
 }

@@ -9,6 +9,7 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -102,8 +103,8 @@ func TestRotatedFiles(t *testing.T) {
 }
 
 func TestLakeBound(t *testing.T) {
-	stat := func(ms, cpuMS int) Stat {
-		return Stat{Samples: []Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
+	stat := func(ms, cpuMS int) report.Stat {
+		return report.Stat{Samples: []report.Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
 	}
 	pipe := stat(1000, 1200)
 	run := func(ingestMS, tailMS, tailCPUMS int) lakeRun {
@@ -112,7 +113,7 @@ func TestLakeBound(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		lake  Stat
+		lake  report.Stat
 		m     lakeRun
 		store float64
 		want  string

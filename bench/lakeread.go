@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/workload"
@@ -150,7 +151,7 @@ func (f LakeFiles) String() string { return f.Compression + " Parquet " + f.Parq
 func lakeTableName(w workload.Workload) string { return w.Name }
 
 // LakeRead runs the lakeread suite.
-func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
+func LakeRead(ctx context.Context, cfg LakeReadConfig) (*report.Report, error) {
 	cfg.defaults()
 	if _, err := cfg.Files.copyOptions(); err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	}
 	defer c.Close()
 
-	r := &Report{Suite: "lakeread", Reps: cfg.Reps}
+	r := &report.Report{Suite: "lakeread", Reps: cfg.Reps}
 	if err := lakeReadTable(ctx, cfg, c, srv.cmd.Process.Pid, written, r); err != nil {
 		return nil, err
 	}
@@ -229,9 +230,9 @@ func hasWorkload(ws []workload.Workload, name string) bool {
 
 // lakeReadTable alternates the lake scan and the local scan of each
 // workload and adds their table.
-func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, srvPID int, written map[string]lakeWritten, r *Report) error {
-	t := &Table{
-		Title: fmt.Sprintf("Lake scan against a local table: %s rows, one quiver serve --lake file://… holding both", fmtRows(cfg.Rows)),
+func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, srvPID int, written map[string]lakeWritten, r *report.Report) error {
+	t := &report.Table{
+		Title: fmt.Sprintf("Lake scan against a local table: %s rows, one quiver serve --lake file://… holding both", report.FmtRows(cfg.Rows)),
 		Note: "quiver's Go client (in the bench process) drains SELECT * FROM lake.quiver.num20 and SELECT * FROM num (str20: str), the same rows, alternated; " +
 			"cores is the CPU time of the server and the client over the fetch's time; rows/s and MB/s count the Arrow rows and bytes received.",
 		Columns: []string{"workload", "rows", "source", "endpoints", "ms", "MB/s", "rows/s", "cores", "vs local"},
@@ -250,30 +251,30 @@ func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, sr
 		}
 		pids := []int{srvPID}
 		var machine [2][]time.Duration // the machine's busy CPU time over each run
-		run := func(i int, q string) func() (Sample, error) {
-			return func() (Sample, error) {
+		run := func(i int, q string) func() (report.Sample, error) {
+			return func() (report.Sample, error) {
 				m0 := machineCPU()
 				s, err := timedQuery(ctx, c, q, cfg.Rows, pids)
 				machine[i] = append(machine[i], machineCPU()-m0)
 				return s, err
 			}
 		}
-		stats, err := Alternate(cfg.Reps, Contender{Name: "lake", Run: run(0, lakeQ)}, Contender{Name: "local", Run: run(1, localQ)})
+		stats, err := report.Alternate(cfg.Reps, report.Contender{Name: "lake", Run: run(0, lakeQ)}, report.Contender{Name: "local", Run: run(1, localQ)})
 		if err != nil {
 			return err
 		}
-		cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(cfg.Rows))
+		cas := fmt.Sprintf("%s/%s", w.Name, report.FmtRows(cfg.Rows))
 		lk, local := stats[0], stats[1]
 		for i, s := range stats {
 			r.Add("lakeread", cas, s)
 			eps := []int{lakeEPs, localEPs}[i]
-			t.Rows = append(t.Rows, []string{w.Name, fmtRows(cfg.Rows), s.Name, strconv.Itoa(eps), fmtMS(s), fmtMBps(s),
-				fmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), fmtX(Ratio(s, local))})
-			t.Bars = append(t.Bars, Bar{Group: cas, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+			t.Rows = append(t.Rows, []string{w.Name, report.FmtRows(cfg.Rows), s.Name, strconv.Itoa(eps), report.FmtMS(s), report.FmtMBps(s),
+				report.FmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), report.FmtX(report.Ratio(s, local))})
+			t.Bars = append(t.Bars, report.Bar{Group: cas, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 		}
 		wr := written[name]
 		verdicts = append(verdicts, fmt.Sprintf("%s: the lake scan ran at %.2f× the local scan's rows/s (target 0.7×), reading %d data files of %s mean (%s, %s in all) over %d endpoints; %s.",
-			w.Name, Ratio(lk, local), wr.files, fmtMB(wr.meanBytes()), cfg.Files, fmtMB(wr.bytes), lakeEPs, lakeBoundNote(lk, local, medianDuration(machine[0][1:]))))
+			w.Name, report.Ratio(lk, local), wr.files, fmtMB(wr.meanBytes()), cfg.Files, fmtMB(wr.bytes), lakeEPs, lakeBoundNote(lk, local, report.Median(machine[0][1:]))))
 	}
 	t.Footer = strings.Join(verdicts, "\n")
 	r.Tables = append(r.Tables, t)
@@ -282,9 +283,9 @@ func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, sr
 
 // lakeBoundNote says what the lake scan's CPU time was and whether the
 // CPU bound it, from the machine's busy CPU time over its median run.
-func lakeBoundNote(lk, local Stat, machineBusy time.Duration) string {
+func lakeBoundNote(lk, local report.Stat, machineBusy time.Duration) string {
 	ncpu := runtime.NumCPU()
-	cpuS := func(s Stat) float64 { return s.Cores() * s.Median().Seconds() }
+	cpuS := func(s report.Stat) float64 { return s.Cores() * s.Median().Seconds() }
 	note := fmt.Sprintf("a lake scan cost %.1f CPU-s against the local scan's %.1f (server and client)", cpuS(lk), cpuS(local))
 	machine := cores(machineBusy, lk.Median())
 	switch {
@@ -308,7 +309,7 @@ const pruneValue = 7
 
 // pruningTable reads one partition of 100 and adds the share of the
 // snapshot's bytes the server's scan read.
-func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, httpAddr string, wr lakeWritten, r *Report) error {
+func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, httpAddr string, wr lakeWritten, r *report.Report) error {
 	q := fmt.Sprintf("SELECT * FROM lake.quiver.%s WHERE part = %d", pruneSpec.name, pruneValue)
 	names := []string{"quiver_lake_scans_total", "quiver_lake_scan_files_total", "quiver_lake_scan_bytes_total", "quiver_lake_scan_snapshot_bytes_total"}
 	before, err := scrapeMetrics(ctx, httpAddr, names...)
@@ -329,9 +330,9 @@ func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, htt
 	if err != nil {
 		return err
 	}
-	r.Results = append(r.Results, Result{Table: "pruning", Case: pruneSpec.name, Contender: "part = 7", Rows: s.Rows, Bytes: int64(d(names[2]))})
-	r.Tables = append(r.Tables, &Table{
-		Title:   fmt.Sprintf("Partition pruning: %s rows of num20 plus part = id %% 100, identity-partitioned (%d data files)", fmtRows(cfg.Rows), wr.files),
+	r.Results = append(r.Results, report.Result{Table: "pruning", Case: pruneSpec.name, Contender: "part = 7", Rows: s.Rows, Bytes: int64(d(names[2]))})
+	r.Tables = append(r.Tables, &report.Table{
+		Title:   fmt.Sprintf("Partition pruning: %s rows of num20 plus part = id %% 100, identity-partitioned (%d data files)", report.FmtRows(cfg.Rows), wr.files),
 		Note:    "From the server's /metrics: quiver_lake_scan_bytes_total over quiver_lake_scan_snapshot_bytes_total, counted over the query's planning and its scans.",
 		Columns: []string{"table", "predicate", "rows", "files read", "MB read", "snapshot MB", "share read", "target"},
 		Rows:    [][]string{row},
@@ -347,7 +348,7 @@ func pruningRow(table, pred string, rows int64, totalFiles int, scans, files, re
 		return nil, fmt.Errorf("pruning: the server counted no lake scan (scans +%.0f, snapshot bytes +%.0f)", scans, snapshot)
 	}
 	share := read / snapshot
-	return []string{table, pred, fmtRows(rows), fmt.Sprintf("%.0f of %d", files/scans, totalFiles),
+	return []string{table, pred, report.FmtRows(rows), fmt.Sprintf("%.0f of %d", files/scans, totalFiles),
 		fmt.Sprintf("%.1f", read/scans/1e6), fmt.Sprintf("%.1f", snapshot/scans/1e6), fmt.Sprintf("%.2f%%", 100*share), "≤ 2%"}, nil
 }
 
@@ -362,7 +363,7 @@ func partRows(n, mod, v int64) int64 {
 // timedQuery times one fetch of q through c, draining the batches, and
 // checks it returned want rows. The sample's CPU is this process's and
 // that of the processes pids over the fetch.
-func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pids []int) (Sample, error) {
+func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pids []int) (report.Sample, error) {
 	cpu := func() time.Duration {
 		d := processCPU()
 		for _, p := range pids {
@@ -371,7 +372,7 @@ func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pid
 		return d
 	}
 	cpu0 := cpu()
-	s, err := Timed(func() (int64, int64, error) {
+	s, err := report.Timed(func() (int64, int64, error) {
 		res, err := c.Query(ctx, q)
 		if err != nil {
 			return 0, 0, err
@@ -380,11 +381,11 @@ func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pid
 		return drainReader(res)
 	})
 	if err != nil {
-		return Sample{}, fmt.Errorf("%s: %w", q, err)
+		return report.Sample{}, fmt.Errorf("%s: %w", q, err)
 	}
 	s.CPU = cpu() - cpu0
 	if s.Rows != want {
-		return Sample{}, fmt.Errorf("%s: got %d rows, want %d", q, s.Rows, want)
+		return report.Sample{}, fmt.Errorf("%s: got %d rows, want %d", q, s.Rows, want)
 	}
 	return s, nil
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -202,7 +203,7 @@ func ParseClients(s string) ([]int, error) {
 }
 
 // Load runs the load suite and returns its report.
-func Load(ctx context.Context, cfg LoadConfig) (*Report, error) {
+func Load(ctx context.Context, cfg LoadConfig) (*report.Report, error) {
 	rep, _, err := loadSuite(ctx, cfg)
 	return rep, err
 }
@@ -240,7 +241,7 @@ type loadRun struct {
 	clientRSS int64
 }
 
-func loadSuite(ctx context.Context, cfg LoadConfig) (*Report, *loadOutcome, error) {
+func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcome, error) {
 	cfg.defaults()
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err

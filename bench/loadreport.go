@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 // Targets of issue #17, checked in the report's last table.
@@ -17,8 +19,8 @@ const (
 )
 
 // loadReport turns the outcome into tables.
-func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
-	r := &Report{Suite: "load", Reps: cfg.Rounds}
+func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *report.Report {
+	r := &report.Report{Suite: "load", Reps: cfg.Rounds}
 	var server string
 	if len(flags) > 0 {
 		server = " Server flags: " + strings.Join(flags, " ") + "."
@@ -35,7 +37,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		"point lookup, aggregate over %s rows, %s-row fetch read to the end; %v measured; %.0f%% MySQL, the rest Flight SQL. "+
 		"An operation counts in the figures when it ends in the measured window; errors count whenever they happen. "+
 		"Peak RSS is sampled every 100 ms from the first login to the last connection closed.%s",
-		nice, cfg.LoginParallel, start, fmtRows(cfg.AggRows), fmtRows(cfg.FetchRows), cfg.Duration, 100*cfg.MySQLShare, server)
+		nice, cfg.LoginParallel, start, report.FmtRows(cfg.AggRows), report.FmtRows(cfg.FetchRows), cfg.Duration, 100*cfg.MySQLShare, server)
 	if cfg.WriteShare > 0 {
 		note += fmt.Sprintf(" %.0f%% of the clients also INSERT a row after each read.", 100*cfg.WriteShare)
 	}
@@ -48,13 +50,13 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 	lv := byLevel(out.levels)
 	idle := byLevel(out.idle)
 
-	tp := &Table{
+	tp := &report.Table{
 		Title: "Load: throughput per level",
 		Note:  note,
 		Columns: []string{"clients", "Flight", "MySQL", "login s", "point/s", "aggregate/s", "fetch/s", "fetch rows/s",
 			"rejected", "errors", "RSS logged in MB", "peak RSS MB"},
 	}
-	lat := &Table{
+	lat := &report.Table{
 		Title: "Load: small-query latency (point + aggregate) against idle, same run",
 		Note: fmt.Sprintf("Idle: one client, small queries only, for %v before each level (Flight and MySQL in the load's proportion). "+
 			"Small queries still running when a window ends count with the time they had taken (cut short). "+
@@ -63,25 +65,25 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		Columns: []string{"clients", "small queries", "cut short", "small p50 ms", "small p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99",
 			"run wait p50 ms", "run wait p99 ms"},
 	}
-	byProto := &Table{
+	byProto := &report.Table{
 		Title: "Load: small-query latency by protocol, against the same protocol idle",
 		Note: "The same windows' small queries, split by the clients' protocol. A MySQL client's 1M-row fetch takes several times " +
 			"the CPU of a Flight client's, on the server (rows as text) and in the bench's own process (parsing them), which the small queries of every client share.",
 		Columns: []string{"clients", "Flight p50 ms", "Flight p99 ms", "idle Flight p99 ms", "Flight p99 / idle", "MySQL p50 ms", "MySQL p99 ms", "idle MySQL p99 ms", "MySQL p99 / idle"},
 	}
-	fetches := &Table{
+	fetches := &report.Table{
 		Title: "Load: fetch time by protocol",
 		Note: fmt.Sprintf("How long each client's %d-row fetch took, from the request to its last row read, in the same windows; "+
 			"fetches still running when a window ends count with the time they had taken (cut short), killed ones not at all.", cfg.FetchRows),
 		Columns: []string{"clients", "Flight fetches", "Flight p50 s", "Flight p99 s", "MySQL fetches", "MySQL p50 s", "MySQL p99 s", "cut short"},
 	}
-	probes := &Table{
+	probes := &report.Table{
 		Title: "Load: point lookups from a process of its own (quiver bench probe), against the same probe idle",
 		Note: "One Flight SQL client, one point lookup at a time, in a process beside the bench's: it shares the cores with the load " +
 			"but not the bench's Go runtime, whose scheduler runs the load's clients' decoding ahead of a small query's reply.",
 		Columns: []string{"clients", "probe queries", "failed", "probe p50 ms", "probe p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},
 	}
-	cores := &Table{
+	cores := &report.Table{
 		Title: "Load: where the machine's cores went over each loaded window",
 		Note: "CPU-seconds per second of the measured window, from /proc/stat and each process's /proc/PID/stat: the server, the bench's own clients, " +
 			"the probe process, every other process on the machine, and time the hypervisor gave these virtual CPUs to other machines while they had work (stolen). " +
@@ -104,10 +106,10 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		rate := func(k opKind) []float64 { return mapF(ws, func(w *windowResult) float64 { return w.rate(w.ops[k]) }) }
 		rows := mapF(ws, func(w *windowResult) float64 { return w.rate(w.fetchRows) })
 		tp.Rows = append(tp.Rows, []string{fmt.Sprint(n), fmt.Sprint(first.flight), fmt.Sprint(first.mysql),
-			fmt.Sprintf("%.1f", medianF(mapF(ws, func(w *windowResult) float64 { return w.ramp.Seconds() }))),
+			fmt.Sprintf("%.1f", report.Median(mapF(ws, func(w *windowResult) float64 { return w.ramp.Seconds() }))),
 			fmtMedRate(rate(opPoint)), fmtMedRate(rate(opAgg)), fmtMedRate(rate(opFetch)), fmtMedRate(rows),
 			fmt.Sprint(rejected), fmt.Sprint(other), fmt.Sprint(connected >> 20), fmt.Sprint(peak >> 20)})
-		tp.Bars = append(tp.Bars, Bar{Group: fmt.Sprintf("%d clients", n), Series: "fetch", Value: medianF(rows) / 1e6, Unit: "M rows/s fetched (all clients)"})
+		tp.Bars = append(tp.Bars, report.Bar{Group: fmt.Sprintf("%d clients", n), Series: "fetch", Value: report.Median(rows) / 1e6, Unit: "M rows/s fetched (all clients)"})
 
 		p50 := mapF(ws, func(w *windowResult) float64 { return msF(w.p50) })
 		p99 := mapF(ws, func(w *windowResult) float64 { return msF(w.p99) })
@@ -145,7 +147,7 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 			for j := range ws {
 				x[j] = safeDiv(lp99[j], ilp99[j])
 			}
-			if medianF(lp99) == 0 {
+			if report.Median(lp99) == 0 {
 				row = append(row, "-", "-", "-", "-")
 				continue
 			}
@@ -194,19 +196,21 @@ func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *Report {
 		}
 		group := fmt.Sprintf("%d clients", n)
 		lat.Bars = append(lat.Bars,
-			Bar{Group: group, Series: "p99 under load", Value: medianF(p99), Unit: "ms (small-query p99)"},
-			Bar{Group: group, Series: "idle p99", Value: medianF(ip99), Unit: "ms (small-query p99)"})
+			report.Bar{Group: group, Series: "p99 under load", Value: report.Median(p99), Unit: "ms (small-query p99)"},
+			report.Bar{Group: group, Series: "idle p99", Value: report.Median(ip99), Unit: "ms (small-query p99)"})
 
 		cas := fmt.Sprintf("%d clients", n)
-		r.Add("load", cas, Stat{Name: "fetch", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.dur, Rows: w.fetchRows, Bytes: w.fetchB} })})
-		r.Add("load", cas, Stat{Name: "small p50", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p50} })})
-		r.Add("load", cas, Stat{Name: "small p99", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
-		r.Add("load", cas, Stat{Name: "idle p99", Samples: mapS(is, func(w *windowResult) Sample { return Sample{Dur: w.p99} })})
-		r.Add("load", cas, Stat{Name: "run wait p99", Samples: mapS(ws, func(w *windowResult) Sample { return Sample{Dur: w.sched99} })})
+		r.Add("load", cas, report.Stat{Name: "fetch", Samples: mapS(ws, func(w *windowResult) report.Sample {
+			return report.Sample{Dur: w.dur, Rows: w.fetchRows, Bytes: w.fetchB}
+		})})
+		r.Add("load", cas, report.Stat{Name: "small p50", Samples: mapS(ws, func(w *windowResult) report.Sample { return report.Sample{Dur: w.p50} })})
+		r.Add("load", cas, report.Stat{Name: "small p99", Samples: mapS(ws, func(w *windowResult) report.Sample { return report.Sample{Dur: w.p99} })})
+		r.Add("load", cas, report.Stat{Name: "idle p99", Samples: mapS(is, func(w *windowResult) report.Sample { return report.Sample{Dur: w.p99} })})
+		r.Add("load", cas, report.Stat{Name: "run wait p99", Samples: mapS(ws, func(w *windowResult) report.Sample { return report.Sample{Dur: w.sched99} })})
 	}
 	var foot []string
 	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
-		foot = append(foot, fmt.Sprintf("Fetch rows/s at 300 clients over at 64: %s (target ≥ %.1f×).", fmtX(x), targetFetchRatio))
+		foot = append(foot, fmt.Sprintf("Fetch rows/s at 300 clients over at 64: %s (target ≥ %.1f×).", report.FmtX(x), targetFetchRatio))
 	}
 	clientsRSS := "the bench process's own peak RSS (its clients)"
 	if out.clientRSS > 0 {
@@ -258,7 +262,7 @@ func coresRow(clients int, ws, idle []*windowResult) []string {
 		for i, c := range cs {
 			v[i] = f(c)
 		}
-		return medianF(v)
+		return report.Median(v)
 	}
 	m := cpuShare{serverKnown: true, probeMeasured: true}
 	for _, c := range loaded {
@@ -301,8 +305,8 @@ func fetchRatio(levels []int, lv [][]*windowResult, a, b int) (float64, bool) {
 	if ia < 0 || ib < 0 {
 		return 0, false
 	}
-	ra := medianF(mapF(lv[ia], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
-	rb := medianF(mapF(lv[ib], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
+	ra := report.Median(mapF(lv[ia], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
+	rb := report.Median(mapF(lv[ib], func(w *windowResult) float64 { return w.rate(w.fetchRows) }))
 	return safeDiv(ra, rb), true
 }
 
@@ -333,7 +337,7 @@ func errorSummary(rounds [][]*windowResult) string {
 	return strings.Join(parts, "; ")
 }
 
-func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *Table {
+func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *report.Table {
 	ch := cfg.Chaos
 	if ch.KillEvery == 0 && ch.SlowReaders == 0 && ch.RestartAt == 0 && wc == nil {
 		return nil
@@ -351,7 +355,7 @@ func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *Table {
 	if len(note) == 0 {
 		note = append(note, "no chaos")
 	}
-	t := &Table{
+	t := &report.Table{
 		Title:   "Load: chaos and writes",
 		Note:    "Chaos: " + strings.Join(note, "; ") + ".",
 		Columns: []string{"clients", "kills", "restarts", "down s", "errors during restart", "not reconnected", "writes acked"},
@@ -379,10 +383,10 @@ func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *Table {
 	return t
 }
 
-func abortTable(cfg LoadConfig, a *abortResult) *Table {
-	t := &Table{
+func abortTable(cfg LoadConfig, a *abortResult) *report.Table {
+	t := &report.Table{
 		Title: fmt.Sprintf("Aborted streams: %d DoGets of %s rows per round, read to their first batch and cancelled",
-			cfg.AbortStreams, fmtRows(cfg.AbortRows)),
+			cfg.AbortStreams, report.FmtRows(cfg.AbortRows)),
 		Note: fmt.Sprintf("%d at a time over as many Flight connections, which stay open for every reading; each reading after %v, "+
 			"and once goroutines are back within 10%% of the baseline (at most %v more).", a.parallel, cfg.Settle, 2*cfg.Settle),
 		Columns: []string{"step", "streams", "first batches", "rejected", "errors", "RSS MB", "vs baseline", "goroutines", "vs baseline", "read after s"},
@@ -396,7 +400,7 @@ func abortTable(cfg LoadConfig, a *abortResult) *Table {
 			fmt.Sprint(s.rss >> 20), fmtPctOver(pctOver(float64(s.rss), float64(a.base.rss))),
 			fmt.Sprint(s.goroutines), fmtPctOver(pctOver(float64(s.goroutines), float64(a.base.goroutines))),
 			fmt.Sprintf("%.1f", s.settled.Seconds())})
-		t.Bars = append(t.Bars, Bar{Group: s.step, Series: "server RSS", Value: float64(s.rss >> 20), Unit: "MB"})
+		t.Bars = append(t.Bars, report.Bar{Group: s.step, Series: "server RSS", Value: float64(s.rss >> 20), Unit: "MB"})
 	}
 	var ex []string
 	for _, s := range a.rounds {
@@ -411,8 +415,8 @@ func abortTable(cfg LoadConfig, a *abortResult) *Table {
 }
 
 // targetsTable checks the issue's targets at the largest level.
-func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) *Table {
-	t := &Table{Title: "Targets (issue #17)", Columns: []string{"target", "measured", "met"}}
+func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) *report.Table {
+	t := &report.Table{Title: "Targets (issue #17)", Columns: []string{"target", "measured", "met"}}
 	add := func(target, measured string, met bool) {
 		t.Rows = append(t.Rows, []string{target, measured, yesNo(met)})
 	}
@@ -437,16 +441,16 @@ func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) 
 	add("errors other than RESOURCE_EXHAUSTED (every level)", fmt.Sprint(other), other == 0)
 	t.Rows = append(t.Rows, []string{fmt.Sprintf("RESOURCE_EXHAUSTED at %d clients (reported)", n), fmt.Sprint(rejected), ""})
 	add("server peak RSS < 1 GB (loaded windows)", fmt.Sprintf("%d MB", peak>>20), peak < targetRSS)
-	p99 := medianF(mapF(lv[top], func(w *windowResult) float64 { return msF(w.p99) }))
-	ip99 := medianF(mapF(idle[top], func(w *windowResult) float64 { return msF(w.p99) }))
+	p99 := report.Median(mapF(lv[top], func(w *windowResult) float64 { return msF(w.p99) }))
+	ip99 := report.Median(mapF(idle[top], func(w *windowResult) float64 { return msF(w.p99) }))
 	x := safeDiv(p99, ip99)
-	add(fmt.Sprintf("small p99 ≤ %.0f× idle p99 at %d clients", targetP99Ratio, n), fmt.Sprintf("%s (%.1f / %.1f ms)", fmtX(x), p99, ip99), x > 0 && x <= targetP99Ratio)
+	add(fmt.Sprintf("small p99 ≤ %.0f× idle p99 at %d clients", targetP99Ratio, n), fmt.Sprintf("%s (%.1f / %.1f ms)", report.FmtX(x), p99, ip99), x > 0 && x <= targetP99Ratio)
 	if pr, ok := probeFigures(lv[top], idle[top]); ok {
 		add(fmt.Sprintf("probe p99 ≤ %.0f× idle probe p99 at %d clients", targetP99Ratio, n),
-			fmt.Sprintf("%s (%.1f / %.1f ms)", fmtX(pr.ratio()), medianF(pr.p99), medianF(pr.ip99)), pr.ratio() > 0 && pr.ratio() <= targetP99Ratio)
+			fmt.Sprintf("%s (%.1f / %.1f ms)", report.FmtX(pr.ratio()), report.Median(pr.p99), report.Median(pr.ip99)), pr.ratio() > 0 && pr.ratio() <= targetP99Ratio)
 	}
 	if x, ok := fetchRatio(cfg.Clients, lv, 300, 64); ok {
-		add(fmt.Sprintf("fetch rows/s at 300 ≥ %.1f× at 64", targetFetchRatio), fmtX(x), x >= targetFetchRatio)
+		add(fmt.Sprintf("fetch rows/s at 300 ≥ %.1f× at 64", targetFetchRatio), report.FmtX(x), x >= targetFetchRatio)
 	}
 	if a := out.abort; a != nil && len(a.rounds) > 0 {
 		last := a.rounds[len(a.rounds)-1]
@@ -479,8 +483,8 @@ func mapF(ws []*windowResult, f func(*windowResult) float64) []float64 {
 	return out
 }
 
-func mapS(ws []*windowResult, f func(*windowResult) Sample) []Sample {
-	out := make([]Sample, len(ws))
+func mapS(ws []*windowResult, f func(*windowResult) report.Sample) []report.Sample {
+	out := make([]report.Sample, len(ws))
 	for i, w := range ws {
 		out[i] = f(w)
 	}
@@ -505,7 +509,7 @@ func spreadF(vs []float64) float64 {
 	if len(vs) < 2 {
 		return 0
 	}
-	return 100 * safeDiv(slices.Max(vs)-slices.Min(vs), medianF(vs))
+	return 100 * safeDiv(slices.Max(vs)-slices.Min(vs), report.Median(vs))
 }
 
 // withSpread appends the spread over rounds to a median, when there was
@@ -518,8 +522,8 @@ func withSpread(s string, vs []float64) string {
 }
 
 func fmtMedRate(vs []float64) string {
-	m := medianF(vs)
-	s := fmtRate(m)
+	m := report.Median(vs)
+	s := report.FmtRate(m)
 	if m < 10 {
 		s = fmt.Sprintf("%.2f", m)
 	}
@@ -527,7 +531,7 @@ func fmtMedRate(vs []float64) string {
 }
 
 func fmtMedMS(vs []float64) string {
-	m := medianF(vs)
+	m := report.Median(vs)
 	s := fmt.Sprintf("%.0f", m)
 	if m < 10 {
 		s = fmt.Sprintf("%.2f", m)
@@ -537,7 +541,7 @@ func fmtMedMS(vs []float64) string {
 	return withSpread(s, vs)
 }
 
-func fmtMedX(vs []float64) string { return withSpread(fmtX(medianF(vs)), vs) }
+func fmtMedX(vs []float64) string { return withSpread(report.FmtX(report.Median(vs)), vs) }
 
 // probeLevel is a level's probe figures, one per round.
 type probeLevel struct {
@@ -579,7 +583,7 @@ func (pl probeLevel) ratios() []float64 {
 	return x
 }
 
-func (pl probeLevel) ratio() float64 { return medianF(pl.ratios()) }
+func (pl probeLevel) ratio() float64 { return report.Median(pl.ratios()) }
 
 func (pl probeLevel) cells() []string {
 	return []string{fmt.Sprint(pl.queries), fmt.Sprint(pl.failed), fmtMedMS(pl.p50), fmtMedMS(pl.p99), fmtMedMS(pl.ip50), fmtMedMS(pl.ip99), fmtMedX(pl.ratios())}

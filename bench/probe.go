@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -40,13 +41,13 @@ const firstFailure = "First failure: "
 
 // Probe runs a probe and reports its latency: p50, p99 and max, and how
 // many queries failed.
-func Probe(ctx context.Context, cfg ProbeConfig) (*Report, error) {
+func Probe(ctx context.Context, cfg ProbeConfig) (*report.Report, error) {
 	lat, failed, first, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "probe", Reps: 1}
-	t := &Table{
+	r := &report.Report{Suite: "probe", Reps: 1}
+	t := &report.Table{
 		Title:   "Probe: one Flight SQL client, one query at a time",
 		Note:    fmt.Sprintf("%s against %s.", cfg.SQL, cfg.Addr),
 		Columns: []string{"queries", "failed", "p50 ms", "p99 ms", "max ms"},
@@ -61,9 +62,9 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*Report, error) {
 		name string
 		d    time.Duration
 	}{{"p50", lat.p50}, {"p99", lat.p99}, {"max", lat.max()}} {
-		r.Add(probeTable, "latency", Stat{Name: q.name, Samples: []Sample{{Dur: q.d, Rows: int64(len(lat.d))}}})
+		r.Add(probeTable, "latency", report.Stat{Name: q.name, Samples: []report.Sample{{Dur: q.d, Rows: int64(len(lat.d))}}})
 	}
-	r.Add(probeTable, "failed", Stat{Name: "failed", Samples: []Sample{{Rows: int64(failed)}}})
+	r.Add(probeTable, "failed", report.Stat{Name: "failed", Samples: []report.Sample{{Rows: int64(failed)}}})
 	return r, nil
 }
 
@@ -177,7 +178,7 @@ func (p *probeProc) wait() (*probeResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe results: %w", err)
 	}
-	var rep Report
+	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("probe results %s: %w", filepath.Base(p.out), err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
@@ -21,7 +21,7 @@ func init() {
 // returns the function that runs it.
 type benchSuite struct {
 	summary string
-	setup   func(fs *flag.FlagSet) func(ctx context.Context, reps int) (*bench.Report, error)
+	setup   func(fs *flag.FlagSet) func(ctx context.Context, reps int) (*report.Report, error)
 }
 
 // benchSuites are the suites, registered by each bench_<suite>.go file.
@@ -51,7 +51,7 @@ func (benchCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if b.plot != "" {
-		if err := bench.Plot(rep, b.plot); err != nil {
+		if err := report.Plot(rep, b.plot); err != nil {
 			return err
 		}
 	}
@@ -61,7 +61,7 @@ func (benchCmd) Run(ctx context.Context, args []string) error {
 // benchRun is a parsed quiver bench command, ready to run.
 type benchRun struct {
 	name       string
-	run        func(ctx context.Context, reps int) (*bench.Report, error)
+	run        func(ctx context.Context, reps int) (*report.Report, error)
 	reps       int
 	json, plot string
 }

@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("codec", benchSuite{"seeds/002: LZ4_FRAME and ZSTD IPC write and read, time and allocations, arrow-go against quiver", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("codec", benchSuite{"seeds/002: LZ4_FRAME and ZSTD IPC write and read, time and allocations, arrow-go against quiver", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.CodecConfig
 		rows := fs.String("rows", "100k,500k,1M", "rows of the int + string batch")
 		fs.DurationVar(&cfg.MinSample, "min-sample", 200*time.Millisecond, "least time per sample (operations are repeated to fill it)")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			ns, err := bench.ParseSizes(*rows)
 			if err != nil {
 				return nil, usagef("%v", err)

@@ -18,17 +18,18 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("console", benchSuite{"a num20 result in the web console (headless Chromium) against quiver query --format arrow, alternated", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("console", benchSuite{"a num20 result in the web console (headless Chromium) against quiver query --format arrow, alternated", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg consoleBenchConfig
 		rows := fs.String("rows", "1M", "rows of num20 the result holds")
 		fs.StringVar(&cfg.chromium, "chromium", "", "Chromium or Chrome binary (default: $QUIVER_CHROMIUM, else /usr/bin/chromium or chromium on the PATH)")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			ns, err := bench.ParseSizes(*rows)
 			if err != nil || len(ns) != 1 {
 				return nil, usagef("bad --rows %q: one size, e.g. 1M", *rows)
@@ -61,7 +62,7 @@ type consoleBenchConfig struct {
 // Chromium, from the click on Run until the page says it is done and has
 // counted every row. The page streams the result through apache-arrow's
 // RecordBatchReader and keeps only the first window of rows.
-func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*bench.Report, error) {
+func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*report.Report, error) {
 	dir, err := os.MkdirTemp("", "quiver-bench-console-")
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*bench.Report, e
 		return nil, err
 	}
 	defer devNull.Close()
-	cli := bench.Contender{Name: "quiver query --format arrow", Run: func() (bench.Sample, error) {
+	cli := report.Contender{Name: "quiver query --format arrow", Run: func() (report.Sample, error) {
 		cmd := exec.CommandContext(ctx, cfg.bin, "query", "--server", srv.FlightAddr, "--format", "arrow", "--quiet", sql)
 		var errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = devNull, &errOut
@@ -117,71 +118,71 @@ func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*bench.Report, e
 		err := cmd.Run()
 		d := time.Since(start)
 		if err != nil {
-			return bench.Sample{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+			return report.Sample{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
 		}
-		return bench.Sample{Dur: d, Rows: cfg.rows}, nil
+		return report.Sample{Dur: d, Rows: cfg.rows}, nil
 	}}
 	// The page's own figure (data-ms) of each timed run; the first run of
 	// each contender is Alternate's warm-up.
 	var pageMS []time.Duration
 	var pageBytes int64
-	page := bench.Contender{Name: "console (wall)", Run: func() (bench.Sample, error) {
+	page := report.Contender{Name: "console (wall)", Run: func() (report.Sample, error) {
 		rctx, cancel := context.WithTimeout(bctx, 10*time.Minute)
 		defer cancel()
 		if err := typeSQL(rctx, sql); err != nil {
-			return bench.Sample{}, err
+			return report.Sample{}, err
 		}
 		start := time.Now()
 		res, err := consoleRun(rctx)
 		d := time.Since(start)
 		if err != nil {
-			return bench.Sample{}, err
+			return report.Sample{}, err
 		}
 		if res.State != "done" {
-			return bench.Sample{}, fmt.Errorf("the page ended the run %q: %s", res.State, res.Error)
+			return report.Sample{}, fmt.Errorf("the page ended the run %q: %s", res.State, res.Error)
 		}
 		if res.Rows != cfg.rows {
-			return bench.Sample{}, fmt.Errorf("the page counted %d rows, want %d", res.Rows, cfg.rows)
+			return report.Sample{}, fmt.Errorf("the page counted %d rows, want %d", res.Rows, cfg.rows)
 		}
 		pageMS = append(pageMS, time.Duration(res.MS*float64(time.Millisecond)))
 		pageBytes = res.Bytes
-		return bench.Sample{Dur: d, Rows: res.Rows, Bytes: res.Bytes}, nil
+		return report.Sample{Dur: d, Rows: res.Rows, Bytes: res.Bytes}, nil
 	}}
-	stats, err := bench.Alternate(cfg.reps, cli, page)
+	stats, err := report.Alternate(cfg.reps, cli, page)
 	if err != nil {
 		return nil, err
 	}
-	pageStat := bench.Stat{Name: "console (page data-ms)"}
+	pageStat := report.Stat{Name: "console (page data-ms)"}
 	for _, d := range pageMS[1:] {
-		pageStat.Samples = append(pageStat.Samples, bench.Sample{Dur: d, Rows: cfg.rows, Bytes: pageBytes})
+		pageStat.Samples = append(pageStat.Samples, report.Sample{Dur: d, Rows: cfg.rows, Bytes: pageBytes})
 	}
 	for i := range stats[0].Samples {
 		stats[0].Samples[i].Bytes = pageBytes // the same Arrow stream, in the CLI's format
 	}
 	a, b := stats[0], stats[1]
-	cas := fmt.Sprintf("num20/%s", fmtRowCount(cfg.rows))
-	r := &bench.Report{Suite: "console", Reps: cfg.reps}
+	cas := fmt.Sprintf("num20/%s", report.FmtRows(cfg.rows))
+	r := &report.Report{Suite: "console", Reps: cfg.reps}
 	r.Add("console", cas, a)
 	r.Add("console", cas, b)
 	r.Add("console", cas, pageStat)
-	wall, pg := ratioOf(b, a), ratioOf(pageStat, a)
+	wall, pg := report.Ratio(a, b), report.Ratio(a, pageStat)
 	verdict := "met"
 	if wall > 2 {
 		verdict = "NOT met"
 	}
-	r.Tables = append(r.Tables, &bench.Table{
+	r.Tables = append(r.Tables, &report.Table{
 		Title: "Web console: a num20 result reaches headless Chromium and is counted, against quiver query --format arrow",
 		Note: fmt.Sprintf("Same server process and rows (%s), alternated. A: quiver query --format arrow > /dev/null, a process, wall clock. "+
 			"B: the console page: type the SQL, then (timed) click Run until #result-status says done with every row counted; wall is the bench's clock "+
 			"around the click and the wait, page is the page's own data-ms. The page reads the Arrow stream with apache-arrow's RecordBatchReader.", sql),
 		Columns: []string{"rows", "MB", "A: query --format arrow ms", "B: console wall ms", "B: page ms", "B/A wall", "B/A page"},
-		Rows: [][]string{{fmtRowCount(cfg.rows), fmt.Sprintf("%.0f", float64(pageBytes)/1e6), msSpread(a), msSpread(b), msSpread(pageStat),
+		Rows: [][]string{{report.FmtRows(cfg.rows), fmt.Sprintf("%.0f", float64(pageBytes)/1e6), report.FmtMS(a), report.FmtMS(b), report.FmtMS(pageStat),
 			fmt.Sprintf("%.2f×", wall), fmt.Sprintf("%.2f×", pg)}},
 		Footer: fmt.Sprintf("Target (issue #19): B ≤ 2× A, wall clock: %s (%.2f×).", verdict, wall),
-		Bars: []bench.Bar{
-			{Group: cas, Series: a.Name, Value: durMS(a.Median()), Unit: "ms (lower is better)"},
-			{Group: cas, Series: b.Name, Value: durMS(b.Median()), Unit: "ms (lower is better)"},
-			{Group: cas, Series: pageStat.Name, Value: durMS(pageStat.Median()), Unit: "ms (lower is better)"},
+		Bars: []report.Bar{
+			{Group: cas, Series: a.Name, Value: report.Millis(a.Median()), Unit: "ms (lower is better)"},
+			{Group: cas, Series: b.Name, Value: report.Millis(b.Median()), Unit: "ms (lower is better)"},
+			{Group: cas, Series: pageStat.Name, Value: report.Millis(pageStat.Median()), Unit: "ms (lower is better)"},
 		},
 	})
 	return r, nil
@@ -240,29 +241,6 @@ func typeSQL(ctx context.Context, sql string) error {
 		return fmt.Errorf("type the SQL: %w", err)
 	}
 	return nil
-}
-
-func ratioOf(b, a bench.Stat) float64 {
-	if a.Median() == 0 {
-		return 0
-	}
-	return float64(b.Median()) / float64(a.Median())
-}
-
-func durMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func msSpread(s bench.Stat) string {
-	return fmt.Sprintf("%.0f ±%.0f%%", durMS(s.Median()), s.Spread())
-}
-
-func fmtRowCount(n int64) string {
-	switch {
-	case n >= 1e6 && n%1e6 == 0:
-		return fmt.Sprintf("%dM", n/1e6)
-	case n >= 1e3 && n%1e3 == 0:
-		return fmt.Sprintf("%dk", n/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // chromiumPath finds the browser the console's bench and tests drive:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 // TestBenchConsole_Tiny runs quiver bench console on a few thousand rows,
@@ -27,7 +27,7 @@ func TestBenchConsole_Tiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep bench.Report
+	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}

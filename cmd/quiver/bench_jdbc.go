@@ -14,19 +14,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("jdbc", benchSuite{"seed 000 aspects 1 and 2: Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("jdbc", benchSuite{"seed 000 aspects 1 and 2: Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg jdbcConfig
 		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
 		fs.Int64Var(&cfg.warmupRows, "warmup-rows", 200_000, "rows each contender reads once, untimed, before a workload's timed runs (0: no warm-up)")
 		cfg.java.register(fs)
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			cfg.reps = reps
 			return runJDBC(ctx, cfg)
 		}
@@ -144,7 +145,7 @@ type jdbcCase struct {
 	Seconds  map[string][]float64 `json:"seconds"`
 }
 
-func runJDBC(ctx context.Context, cfg jdbcConfig) (*bench.Report, error) {
+func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 	ws, ns, err := parseSeedCases(cfg.workloads, cfg.sizes)
 	if err != nil {
 		return nil, err
@@ -220,25 +221,25 @@ var jdbcContenders = []struct{ key, name string }{
 
 // jdbcReport lays the results out as seed 000's aspect 1 and aspect 2
 // tables.
-func jdbcReport(out jdbcOutput, reps int) *bench.Report {
-	r := &bench.Report{Suite: "jdbc", Reps: reps}
+func jdbcReport(out jdbcOutput, reps int) *report.Report {
+	r := &report.Report{Suite: "jdbc", Reps: reps}
 	v := out.Versions
 	// "mysql-connector-j-9.7.0 (Revision: …)" is 9.7.0.
 	cj, _, _ := strings.Cut(strings.TrimPrefix(v["connectorj"], "mysql-connector-j-"), " ")
-	acc := &bench.Table{
+	acc := &report.Table{
 		Title: "JDBC accessor (seed 000, aspect 1): every column of every row through rs.getObject(i), cast to its Java type",
 		Note: fmt.Sprintf("Same server process and rows. The baseline is MySQL Connector/J %s in its default buffered mode (the whole result is read before next() returns), as every MySQL figure of the seed; streaming is setFetchSize(Integer.MIN_VALUE). Arrow Flight SQL JDBC %s; Java %s. Seed: StarRocks.",
 			cj, v["flight_jdbc"], v["java"]),
 		Columns: []string{"workload", "rows", "MySQL JDBC ms", "Flight JDBC ms", "speedup", "seed speedup", "MySQL streaming ms"},
 	}
-	raw := &bench.Table{
+	raw := &report.Table{
 		Title:   "Raw Arrow batches (seed 000, aspect 2): FlightSqlClient, vectors resolved once per batch, typed .get(i)",
 		Note:    "Same run. End to end is execute, fetch and conversion; pre-fetched drains the batches into memory first and times the conversion loop alone, as the seed did: its speedup (and the seed's) compares that conversion time with MySQL JDBC's whole buffered read. VARCHAR values become Java Strings on every path.",
 		Columns: []string{"workload", "rows", "MySQL JDBC ms", "end to end ms", "speedup", "pre-fetched ms", "speedup", "seed speedup"},
 	}
 	for _, c := range out.Cases {
-		cas := fmt.Sprintf("%s/%s", c.Workload, rowsLabel(c.Rows))
-		st := map[string]bench.Stat{}
+		cas := fmt.Sprintf("%s/%s", c.Workload, report.FmtRows(c.Rows))
+		st := map[string]report.Stat{}
 		for _, k := range jdbcContenders {
 			if secs, ok := c.Seconds[k.key]; ok {
 				st[k.key] = pandasStat(k.name, secs, c.Rows)
@@ -252,16 +253,16 @@ func jdbcReport(out jdbcOutput, reps int) *bench.Report {
 			}
 		}
 		base := st["mysql"]
-		acc.Rows = append(acc.Rows, []string{seedLabel(c.Workload), rowsLabel(c.Rows), statCell(st, "mysql"), statCell(st, "flight-jdbc"),
+		acc.Rows = append(acc.Rows, []string{seedLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "flight-jdbc"),
 			speedupCell(st, "flight-jdbc", base), anchor[0], statCell(st, "mysql-stream")})
-		raw.Rows = append(raw.Rows, []string{seedLabel(c.Workload), rowsLabel(c.Rows), statCell(st, "mysql"), statCell(st, "raw"),
+		raw.Rows = append(raw.Rows, []string{seedLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "raw"),
 			speedupCell(st, "raw", base), statCell(st, "raw-prefetched"), speedupCell(st, "raw-prefetched", base), anchor[1]})
 		for _, b := range []struct {
-			t   *bench.Table
+			t   *report.Table
 			key string
 		}{{acc, "mysql"}, {acc, "flight-jdbc"}, {raw, "mysql"}, {raw, "raw"}, {raw, "raw-prefetched"}} {
 			if s, ok := st[b.key]; ok {
-				b.t.Bars = append(b.t.Bars, bench.Bar{Group: cas, Series: s.Name, Value: float64(s.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+				b.t.Bars = append(b.t.Bars, report.Bar{Group: cas, Series: s.Name, Value: float64(s.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
 			}
 		}
 	}
@@ -270,21 +271,21 @@ func jdbcReport(out jdbcOutput, reps int) *bench.Report {
 }
 
 // statCell is st[key]'s msCell, or a dash when it did not run.
-func statCell(st map[string]bench.Stat, key string) string {
+func statCell(st map[string]report.Stat, key string) string {
 	s, ok := st[key]
 	if !ok {
 		return "—"
 	}
-	return msCell(s)
+	return report.FmtMS(s)
 }
 
 // speedupCell is base's median over st[key]'s, or a dash.
-func speedupCell(st map[string]bench.Stat, key string, base bench.Stat) string {
+func speedupCell(st map[string]report.Stat, key string, base report.Stat) string {
 	s, ok := st[key]
 	if !ok || len(base.Samples) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f×", bench.Ratio(s, base))
+	return fmt.Sprintf("%.2f×", report.Ratio(s, base))
 }
 
 func maxOf(ns []int64) int64 {

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("kafka", benchSuite{"the Kafka pipeline stage by stage and whole, against DuckDB's native insert", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("kafka", benchSuite{"the Kafka pipeline stage by stage and whole, against DuckDB's native insert", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.KafkaConfig
 		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
 		partitions := fs.Int("partitions", 4, "topic partitions")
@@ -19,7 +20,7 @@ func init() {
 		fs.IntVar(&cfg.Inserters, "inserters", 0, "DuckDB insert connections (0: quiver ingest's default)")
 		fetchPartMB := fs.Int("fetch-partition-mb", 0, "most one fetch brings of one partition, in MB (0: quiver ingest's default)")
 		fetchMaxMB := fs.Int("fetch-max-mb", 50, "largest Kafka fetch response in MB, as quiver ingest's flag")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			if cfg.Messages < 1 || *partitions < 1 {
 				return nil, usagef("--messages and --partitions must be positive")
 			}

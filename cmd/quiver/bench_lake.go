@@ -16,11 +16,12 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 func init() {
-	registerSuite("lake", benchSuite{"Kafka → Iceberg on a local S3 store, against the Kafka → DuckDB pipeline alone", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("lake", benchSuite{"Kafka → Iceberg on a local S3 store, against the Kafka → DuckDB pipeline alone", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.LakeConfig
 		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
 		partitions := fs.Int("partitions", 4, "topic partitions")
@@ -36,7 +37,7 @@ func init() {
 		cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole suite (set-up and all runs) to this file")
 		verbose := fs.Bool("verbose", false, "log the pipeline's rotations and lake commits to stderr")
 		fs.StringVar(&cfg.Bucket, "bucket", "quiver-bench", "bucket of the warehouse, s3://BUCKET/bench-<random> (with --s3 it must exist)")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			if cfg.Messages < 1 || *partitions < 1 || *rotateMB < 1 {
 				return nil, usagef("--messages, --partitions and --rotate-mb must be positive")
 			}

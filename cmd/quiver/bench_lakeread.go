@@ -9,17 +9,18 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
-	registerSuite("lakeread", benchSuite{"a lake table scan served from a file:// lake, against a scan of the same rows in the database; and partition pruning", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("lakeread", benchSuite{"a lake table scan served from a file:// lake, against a scan of the same rows in the database; and partition pruning", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.LakeReadConfig
 		lf := registerLakeFileFlags(fs, &cfg.Dir, &cfg.FetchParallel, &cfg.Files)
 		workloads := fs.String("workloads", "num20,str20", "workloads to scan: num20, str20")
 		fs.BoolVar(&cfg.SkipPruning, "skip-pruning", false, "skip the partitioned table and its pruning figure")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			ws, err := workload.Parse(*workloads)
 			if err != nil {
 				return nil, usagef("%v", err)

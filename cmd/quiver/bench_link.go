@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("link", benchSuite{"DoGet compressed against uncompressed over a shaped 1 Gbit/s veth link (root, netns) and on loopback", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("link", benchSuite{"DoGet compressed against uncompressed over a shaped 1 Gbit/s veth link (root, netns) and on loopback", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.LinkConfig
 		workloads := fs.String("workloads", "num20,str20", "workloads to fetch")
 		rows := fs.String("rows", "1M", "rows per fetch")
@@ -25,7 +26,7 @@ func init() {
 		fs.StringVar(&cfg.Subnet, "subnet", "10.200.0", "first three octets of the /30 inside the namespaces")
 		fs.BoolVar(&cfg.SkipLoopback, "skip-loopback", false, "skip the loopback table")
 		fs.BoolVar(&cfg.SkipLink, "skip-link", false, "skip the shaped link (no root needed)")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			ws, err := workload.Parse(*workloads)
 			if err != nil {
 				return nil, usagef("%v", err)

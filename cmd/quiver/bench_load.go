@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("load", benchSuite{"1 to 1,000 concurrent Flight and MySQL clients (point, aggregate, 1M-row fetch) against one authenticated server: throughput, small-query p99 against idle, errors, peak RSS, aborted streams", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("load", benchSuite{"1 to 1,000 concurrent Flight and MySQL clients (point, aggregate, 1M-row fetch) against one authenticated server: throughput, small-query p99 against idle, errors, peak RSS, aborted streams", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.LoadConfig
 		clients := fs.String("clients", "1,64,300,1000", "concurrent clients of each level")
 		fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long each level runs once its clients have logged in")
@@ -43,7 +44,7 @@ func init() {
 		fs.DurationVar(&cfg.Chaos.RestartAt, "restart-at", 0, "chaos: restart the server (SIGTERM, then start it again) this far into each level (0: never)")
 		fs.DurationVar(&cfg.Chaos.Drain, "drain", 10*time.Second, "the server's --drain, how long a restart lets running streams finish")
 		verbose := fs.Bool("v", false, "log progress to stderr")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			var err error
 			if cfg.Clients, err = bench.ParseClients(*clients); err != nil {
 				return nil, usagef("%v", err)

@@ -8,13 +8,14 @@ import (
 	"os"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("load-clients", benchSuite{"a share of bench load's clients in a process of their own (bench load --client-procs starts it; it talks to it over stdin and stdout)", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("load-clients", benchSuite{"a share of bench load's clients in a process of their own (bench load --client-procs starts it; it talks to it over stdin and stdout)", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		spec := fs.String("spec", "", "the clients to run: a JSON file bench load writes")
 		out := fs.String("out", "", "where to write what they did, as JSON")
-		return func(ctx context.Context, _ int) (*bench.Report, error) {
+		return func(ctx context.Context, _ int) (*report.Report, error) {
 			if *spec == "" || *out == "" {
 				return nil, usagef("--spec and --out are required")
 			}
@@ -29,7 +30,7 @@ func init() {
 			if err := bench.LoadClients(ctx, s, os.Getenv("QUIVER_PASSWORD"), os.Stdin, os.Stdout, *out); err != nil {
 				return nil, err
 			}
-			return &bench.Report{Suite: "load-clients", Reps: 1}, nil
+			return &report.Report{Suite: "load-clients", Reps: 1}, nil
 		}
 	}})
 }

@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("pandas", benchSuite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("pandas", benchSuite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg pandasConfig
 		fs.StringVar(&cfg.workloads, "workloads", "id,num20,str20", "workloads to run")
 		fs.StringVar(&cfg.sizes, "sizes", "1M,5M,10M", "row counts (e.g. 100K,1M for a quick run)")
 		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with pandas, ADBC and PyMySQL (`make interop` installs .venv)")
 		fs.StringVar(&cfg.script, "script", "interop/python/bench_pandas.py", "the Python side of the benchmark")
 		fs.IntVar(&cfg.warmup, "warmup", 1, "untimed runs of each contender before the timed ones")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			cfg.reps = reps
 			return runPandas(ctx, cfg)
 		}
@@ -56,7 +57,7 @@ type pandasOutput struct {
 	} `json:"cases"`
 }
 
-func runPandas(ctx context.Context, cfg pandasConfig) (*bench.Report, error) {
+func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	ws, err := workload.Parse(cfg.workloads)
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -109,9 +110,9 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*bench.Report, error) {
 }
 
 // pandasReport lays the results out as seed table 2.
-func pandasReport(out pandasOutput, reps int) *bench.Report {
-	r := &bench.Report{Suite: "pandas", Reps: reps}
-	t := &bench.Table{
+func pandasReport(out pandasOutput, reps int) *report.Report {
+	r := &report.Report{Suite: "pandas", Reps: reps}
+	t := &report.Table{
 		Title: "Into pandas (seed table 2): pd.read_sql(sql, conn), fetch and DataFrame conversion",
 		Note: fmt.Sprintf("Same server process and rows. ADBC %s (Flight SQL) against PyMySQL %s (MySQL protocol); pandas %s, pyarrow %s, Python %s. Seed: StarRocks.",
 			out.Versions["adbc_driver_flightsql"], out.Versions["pymysql"], out.Versions["pandas"], out.Versions["pyarrow"], out.Versions["python"]),
@@ -119,13 +120,13 @@ func pandasReport(out pandasOutput, reps int) *bench.Report {
 	}
 	var foot []string
 	for _, c := range out.Cases {
-		cas := fmt.Sprintf("%s/%s", c.Workload, rowsLabel(c.Rows))
+		cas := fmt.Sprintf("%s/%s", c.Workload, report.FmtRows(c.Rows))
 		anchor := pandasAnchors[cas]
 		if anchor == "" {
 			anchor = "—"
 		}
 		cells := map[string]string{}
-		stats := map[string]bench.Stat{}
+		stats := map[string]report.Stat{}
 		for _, k := range []struct{ key, name string }{{"pymysql", "PyMySQL"}, {"adbc", "ADBC"}} {
 			if why, ok := c.Skipped[k.key]; ok {
 				cells[k.key] = "does not fit"
@@ -134,41 +135,25 @@ func pandasReport(out pandasOutput, reps int) *bench.Report {
 			}
 			st := pandasStat(k.name, c.Seconds[k.key], c.Rows)
 			stats[k.key] = st
-			cells[k.key] = msCell(st)
+			cells[k.key] = report.FmtMS(st)
 			r.Add("pandas", cas, st)
-			t.Bars = append(t.Bars, bench.Bar{Group: cas, Series: k.name, Value: float64(st.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+			t.Bars = append(t.Bars, report.Bar{Group: cas, Series: k.name, Value: float64(st.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
 		}
 		speedup := "—"
 		if len(stats) == 2 {
-			speedup = fmt.Sprintf("%.1f×", bench.Ratio(stats["adbc"], stats["pymysql"]))
+			speedup = fmt.Sprintf("%.1f×", report.Ratio(stats["adbc"], stats["pymysql"]))
 		}
-		t.Rows = append(t.Rows, []string{c.Workload, rowsLabel(c.Rows), cells["pymysql"], cells["adbc"], speedup, anchor})
+		t.Rows = append(t.Rows, []string{c.Workload, report.FmtRows(c.Rows), cells["pymysql"], cells["adbc"], speedup, anchor})
 	}
 	t.Footer = strings.Join(foot, "\n")
 	r.Tables = append(r.Tables, t)
 	return r
 }
 
-func pandasStat(name string, secs []float64, rows int64) bench.Stat {
-	s := bench.Stat{Name: name}
+func pandasStat(name string, secs []float64, rows int64) report.Stat {
+	s := report.Stat{Name: name}
 	for _, v := range secs {
-		s.Samples = append(s.Samples, bench.Sample{Dur: time.Duration(v * float64(time.Second)), Rows: rows})
+		s.Samples = append(s.Samples, report.Sample{Dur: time.Duration(v * float64(time.Second)), Rows: rows})
 	}
 	return s
-}
-
-// msCell is "median ±spread%", the way the other suites print times.
-func msCell(s bench.Stat) string {
-	return fmt.Sprintf("%.0f ±%.0f%%", float64(s.Median().Microseconds())/1000, s.Spread())
-}
-
-// rowsLabel is 1M, 500k or the count, as the seed names row counts.
-func rowsLabel(n int64) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return fmt.Sprintf("%dM", n/1_000_000)
-	case n >= 1_000 && n%1_000 == 0:
-		return fmt.Sprintf("%dk", n/1_000)
-	}
-	return fmt.Sprint(n)
 }

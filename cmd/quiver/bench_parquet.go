@@ -17,14 +17,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("parquet", benchSuite{"seed 000 aspect 3: a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("parquet", benchSuite{"seed 000 aspect 3: a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg parquetConfig
 		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
@@ -32,7 +32,7 @@ func init() {
 		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with ADBC and PyArrow (`make interop` installs .venv)")
 		fs.StringVar(&cfg.script, "script", "interop/python/bench_parquet.py", "the Python side of the benchmark")
 		cfg.java.register(fs)
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			cfg.reps = reps
 			return runParquet(ctx, cfg)
 		}
@@ -80,7 +80,7 @@ type parquetOutput struct {
 // long it took.
 type parquetWriteFunc func(ctx context.Context, codec, path, sql string) (time.Duration, error)
 
-func runParquet(ctx context.Context, cfg parquetConfig) (*bench.Report, error) {
+func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) {
 	ws, ns, err := parseSeedCases(cfg.workloads, cfg.sizes)
 	if err != nil {
 		return nil, err
@@ -332,11 +332,11 @@ var parquetAnchors = map[string]string{
 
 // parquetReport lays the results out as seed 000's Parquet tables: a row
 // per writer and size, a time and a speedup per workload and codec.
-func parquetReport(out parquetOutput, reps int) *bench.Report {
-	r := &bench.Report{Suite: "parquet", Reps: reps}
+func parquetReport(out parquetOutput, reps int) *report.Report {
+	r := &report.Report{Suite: "parquet", Reps: reps}
 	v := out.versions
 	cj, _, _ := strings.Cut(strings.TrimPrefix(v["connectorj"], "mysql-connector-j-"), " ")
-	t := &bench.Table{
+	t := &report.Table{
 		Title: "To Parquet (seed 000, aspect 3): the whole result into one file, uncompressed and Snappy",
 		Note: fmt.Sprintf("Same server process and rows; every file is read back with DuckDB for its row count and codec. "+
 			"The baseline is MySQL Connector/J %s (buffered, the seed's mode) → parquet-hadoop %s through a WriteSupport over the JDBC rows; "+
@@ -346,7 +346,7 @@ func parquetReport(out parquetOutput, reps int) *bench.Report {
 			cj, v["parquet_hadoop"], v["flight_jdbc"], v["adbc_driver_flightsql"], v["pyarrow"]),
 		Columns: []string{"path", "rows"},
 	}
-	sizes := &bench.Table{
+	sizes := &report.Table{
 		Title:   "Parquet file sizes (MB) of the runs above",
 		Columns: []string{"path", "rows"},
 	}
@@ -359,8 +359,8 @@ func parquetReport(out parquetOutput, reps int) *bench.Report {
 	}
 	for _, n := range out.sizes {
 		for _, ct := range parquetContenders {
-			row := []string{ct.name, rowsLabel(n)}
-			srow := []string{ct.name, rowsLabel(n)}
+			row := []string{ct.name, report.FmtRows(n)}
+			srow := []string{ct.name, report.FmtRows(n)}
 			ran := false
 			for _, w := range out.workloads {
 				for _, codec := range parquetCodecs {
@@ -372,20 +372,20 @@ func parquetReport(out parquetOutput, reps int) *bench.Report {
 						continue
 					}
 					ran = true
-					cas := fmt.Sprintf("%s/%s/%s", w, rowsLabel(n), codec)
+					cas := fmt.Sprintf("%s/%s/%s", w, report.FmtRows(n), codec)
 					s := pandasStat(ct.name, secs, n)
 					s.Samples[0].Bytes = out.bytes[k]
 					r.Add("parquet", cas, s)
 					speedup := "—"
 					if base, ok := out.seconds[parquetKey{"mysql", w, n, codec}]; ok {
-						speedup = fmt.Sprintf("%.2f×", bench.Ratio(s, pandasStat("", base, n)))
+						speedup = fmt.Sprintf("%.2f×", report.Ratio(s, pandasStat("", base, n)))
 					}
 					if a := parquetAnchors[ct.key+"/"+cas]; a != "" {
 						speedup += " (" + a + ")"
 					}
-					row = append(row, msCell(s), speedup)
+					row = append(row, report.FmtMS(s), speedup)
 					srow = append(srow, fmt.Sprintf("%.1f", float64(out.bytes[k])/1e6))
-					t.Bars = append(t.Bars, bench.Bar{Group: cas, Series: ct.name, Value: float64(s.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
+					t.Bars = append(t.Bars, report.Bar{Group: cas, Series: ct.name, Value: float64(s.Median().Microseconds()) / 1000, Unit: "ms (lower is better)"})
 				}
 			}
 			if ran {

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("probe", benchSuite{"one Flight SQL client running a query over and over against a running server: latency p50, p99 and max (bench load runs it as a process of its own beside its clients)", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("probe", benchSuite{"one Flight SQL client running a query over and over against a running server: latency p50, p99 and max (bench load runs it as a process of its own beside its clients)", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.ProbeConfig
 		fs.StringVar(&cfg.Addr, "flight", "127.0.0.1:31337", "the server's Flight SQL address")
 		fs.StringVar(&cfg.User, "user", "", "user to log in as; the password comes from QUIVER_PASSWORD")
@@ -18,7 +19,7 @@ func init() {
 		fs.Int64Var(&cfg.IDs, "ids", 0, "ids are drawn below this (0: the query as given)")
 		fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long it runs once logged in")
 		until := fs.String("until", "", "run until this RFC 3339 time instead of --duration")
-		return func(ctx context.Context, _ int) (*bench.Report, error) {
+		return func(ctx context.Context, _ int) (*report.Report, error) {
 			if *until != "" {
 				t, err := time.Parse(time.RFC3339Nano, *until)
 				if err != nil {

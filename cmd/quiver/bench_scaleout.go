@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
-	registerSuite("scaleout", benchSuite{"a multi-endpoint lake scan fetched from 3 replicas against 1, each behind its own shaped 1 Gbit/s veth link (root, netns)", func(fs *flag.FlagSet) func(context.Context, int) (*bench.Report, error) {
+	registerSuite("scaleout", benchSuite{"a multi-endpoint lake scan fetched from 3 replicas against 1, each behind its own shaped 1 Gbit/s veth link (root, netns)", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
 		var cfg bench.ScaleOutConfig
 		lf := registerLakeFileFlags(fs, &cfg.Dir, &cfg.FetchParallel, &cfg.Files)
 		fs.IntVar(&cfg.Replicas, "replicas", 3, "replicas serving the lake, each in its own network namespace")
@@ -19,7 +20,7 @@ func init() {
 		fs.StringVar(&cfg.Burst, "burst", "1mb", "tc tbf burst")
 		fs.StringVar(&cfg.Latency, "latency", "10ms", "tc tbf latency (queue bound)")
 		fs.StringVar(&cfg.Subnet, "subnet", "10.201", "first two octets of the replicas' /30s: replica i is SUBNET.i.1")
-		return func(ctx context.Context, reps int) (*bench.Report, error) {
+		return func(ctx context.Context, reps int) (*report.Report, error) {
 			if err := lf.check(); err != nil {
 				return nil, err
 			}
@@ -37,7 +38,7 @@ func init() {
 				// Skipped, not failed: `make bench` runs on machines
 				// without root too.
 				fmt.Fprintf(stderr, "quiver bench scaleout: skipping: %v\n", err)
-				return &bench.Report{Suite: "scaleout", Reps: reps, Tables: []*bench.Table{{Title: "Scale-out: skipped", Note: err.Error()}}}, nil
+				return &report.Report{Suite: "scaleout", Reps: reps, Tables: []*report.Table{{Title: "Scale-out: skipped", Note: err.Error()}}}, nil
 			}
 			return rep, err
 		}

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"encoding/json"
@@ -62,12 +62,10 @@ type Result struct {
 func (r *Report) Add(table, cas string, s Stat) {
 	r.Results = append(r.Results, Result{
 		Table: table, Case: cas, Contender: s.Name,
-		MedianMS: ms(s.Median()), MinMS: ms(s.Min()), MaxMS: ms(s.Max()),
+		MedianMS: Millis(s.Median()), MinMS: Millis(s.Min()), MaxMS: Millis(s.Max()),
 		MBps: s.MBps(), RowsPerS: s.RowsPerSec(), Bytes: s.Bytes(), Rows: s.Rows(), Cores: s.Cores(),
 	})
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Print writes the report's tables as aligned text.
 func (r *Report) Print(w io.Writer) {
@@ -99,34 +97,4 @@ func (r *Report) WriteJSON(path string) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
-}
-
-// Formatting helpers for table cells.
-
-func fmtMS(s Stat) string {
-	return fmt.Sprintf("%.0f ±%.0f%%", ms(s.Median()), s.Spread())
-}
-
-func fmtMBps(s Stat) string { return fmt.Sprintf("%.0f", s.MBps()) }
-
-func fmtRate(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func fmtX(v float64) string { return fmt.Sprintf("%.2f×", v) }
-
-func fmtRows(n int64) string {
-	switch {
-	case n >= 1e6 && n%1e6 == 0:
-		return fmt.Sprintf("%dM", n/1e6)
-	case n >= 1e3 && n%1e3 == 0:
-		return fmt.Sprintf("%dk", n/1e3)
-	}
-	return fmt.Sprint(n)
 }

@@ -1,11 +1,13 @@
-// Package bench runs quiver's benchmark suites: the seed documents' tables,
-// reproduced on the machine they run on. Every figure is a ratio of things
-// measured in the same run: the contenders are alternated (A B A B …), and
-// each one's median and spread are reported.
-package bench
+// Package report holds what every benchmark suite shares: timed samples
+// and their statistics, alternated contenders, the tables a suite prints,
+// its JSON, and its plot. Every figure is a ratio of things measured in
+// the same run: the contenders are alternated (A B A B …), and each one's
+// median and spread are reported.
+package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -58,7 +60,7 @@ func (s Stat) Cores() float64 {
 			c = append(c, x.CPU.Seconds()/x.Dur.Seconds())
 		}
 	}
-	return medianF(c)
+	return Median(c)
 }
 
 // Bytes is the payload of one run.
@@ -149,4 +151,18 @@ func Timed(fn func() (bytes, rows int64, err error)) (Sample, error) {
 	start := time.Now()
 	b, r, err := fn()
 	return Sample{Dur: time.Since(start), Bytes: b, Rows: r}, err
+}
+
+// Median is the middle value of v, or the mean of the two middle ones
+// when there is an even number; 0 when v is empty. v is left as it is.
+func Median[T int64 | float64 | time.Duration](v []T) T {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
