@@ -3,63 +3,15 @@ package bench
 import (
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/osfacts"
 )
-
-func TestParseMachine(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   string
-		want machineTimes
-		ok   bool
-	}{
-		{"ten fields", "cpu  300 50 100 1000 20 5 5 40 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n",
-			machineTimes{busy: 4600 * time.Millisecond, steal: 400 * time.Millisecond, total: 15200 * time.Millisecond}, true},
-		{"old kernel, eight counters", "cpu 1 1 1 1 1 1 1 1\n",
-			machineTimes{busy: 50 * time.Millisecond, steal: 10 * time.Millisecond, total: 80 * time.Millisecond}, true},
-		{"too few", "cpu 1 2 3 4\n", machineTimes{}, false},
-		{"per-CPU line first", "cpu0 1 2 3 4 5 6 7 8 9 10\n", machineTimes{}, false},
-		{"not a number", "cpu 1 2 x 4 5 6 7 8 9 10\n", machineTimes{}, false},
-		{"negative", "cpu 1 2 -3 4 5 6 7 8 9 10\n", machineTimes{}, false},
-		{"empty", "", machineTimes{}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parseMachine([]byte(tc.in))
-			if ok != tc.ok || (ok && got != tc.want) {
-				t.Fatalf("parseMachine(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
-func TestParseProcCPU(t *testing.T) {
-	// A command name with spaces and a parenthesis, as a process may
-	// name itself.
-	stat := "4242 (quiver (x) serve) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 30 10 12 0 100 100000 100 1844 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
-	for _, tc := range []struct {
-		name string
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"stat", stat, 3250 * time.Millisecond, true},
-		{"no name", "4242 S 1 2", 0, false},
-		{"cut short", "4242 (q) S 1 4242 4242 0 -1 4194560 1000 0 0 0", 0, false},
-		{"bad utime", "4242 (q) S 1 4242 4242 0 -1 4194560 1000 0 0 0 x 75 0", 0, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parseProcCPU([]byte(tc.in))
-			if ok != tc.ok || got != tc.want {
-				t.Fatalf("parseProcCPU = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
 
 func TestCPUShare(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	snap := func(at time.Duration, pid int, busy, steal, total, server, self time.Duration) cpuSnap {
 		return cpuSnap{at: t0.Add(at), serverPID: pid, ok: true,
-			machine: machineTimes{busy: busy, steal: steal, total: total}, server: server, self: self}
+			machine: osfacts.MachineCPU{Busy: busy, Steal: steal, Total: total}, server: server, self: self}
 	}
 	s := time.Second
 	a := snap(0, 7, 10*s, 1*s, 40*s, 3*s, 2*s)
@@ -99,17 +51,4 @@ func TestCPUShare(t *testing.T) {
 			}
 		})
 	}
-}
-
-func FuzzParseCPU(f *testing.F) {
-	f.Add([]byte("cpu  300 50 100 1000 20 5 5 40 7 0\n"))
-	f.Add([]byte("1 (a) b) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, ok := parseMachine(b); ok && (m.busy+m.steal > m.total || m.busy < 0) {
-			t.Fatalf("parseMachine(%q) = %+v: busy and steal exceed the total", b, m)
-		}
-		if d, ok := parseProcCPU(b); !ok && d != 0 {
-			t.Fatalf("parseProcCPU(%q) = %v but not ok", b, d)
-		}
-	})
 }

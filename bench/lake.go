@@ -26,6 +26,7 @@ import (
 	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -351,7 +352,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 	if n > 0 {
 		h.s.mu.Lock()
 		if h.s.first.IsZero() {
-			h.s.first, h.s.cpuFirst, h.s.storeFirst, h.s.machFirst = time.Now(), processCPU(), pidCPU(h.s.storePID), machineCPU()
+			h.s.first, h.s.cpuFirst, h.s.storeFirst, h.s.machFirst = time.Now(), osfacts.SelfCPU(), pidCPU(h.s.storePID), machineBusy()
 		}
 		h.s.mu.Unlock()
 	}
@@ -367,7 +368,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 			go func() {
 				defer h.stop()
 				if _, err := h.Handler.Flush(ctx); err == nil {
-					now, cpu, mach := time.Now(), processCPU(), machineCPU()
+					now, cpu, mach := time.Now(), osfacts.SelfCPU(), machineBusy()
 					h.s.mu.Lock()
 					h.s.done, h.s.cpuDone, h.s.machDone = now, cpu, mach
 					h.s.mu.Unlock()
@@ -383,7 +384,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 func (h *stopHandler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (ingest.Offsets, error) {
 	off, err := h.Handler.Release(ctx, topic, partitions, commit)
 	if err == nil && commit && h.s.delivered.Load() >= h.s.total {
-		now, cpu, store, mach := time.Now(), processCPU(), pidCPU(h.s.storePID), machineCPU()
+		now, cpu, store, mach := time.Now(), osfacts.SelfCPU(), pidCPU(h.s.storePID), machineBusy()
 		h.s.mu.Lock()
 		if !h.s.done.IsZero() {
 			h.s.end, h.s.cpuEnd, h.s.storeEnd, h.s.machEnd = now, cpu, store, mach

@@ -19,6 +19,7 @@ import (
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -253,9 +254,9 @@ func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, sr
 		var machine [2][]time.Duration // the machine's busy CPU time over each run
 		run := func(i int, q string) func() (report.Sample, error) {
 			return func() (report.Sample, error) {
-				m0 := machineCPU()
+				m0 := machineBusy()
 				s, err := timedQuery(ctx, c, q, cfg.Rows, pids)
-				machine[i] = append(machine[i], machineCPU()-m0)
+				machine[i] = append(machine[i], machineBusy()-m0)
 				return s, err
 			}
 		}
@@ -365,7 +366,7 @@ func partRows(n, mod, v int64) int64 {
 // that of the processes pids over the fetch.
 func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pids []int) (report.Sample, error) {
 	cpu := func() time.Duration {
-		d := processCPU()
+		d := osfacts.SelfCPU()
 		for _, p := range pids {
 			d += pidCPU(p)
 		}

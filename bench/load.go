@@ -11,10 +11,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -333,7 +333,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcom
 		}
 	}
 	_, out.hwm = srv.memory()
-	out.benchRSS, out.clientRSS = max(selfMaxRSS(), l.clientRSS), l.clientRSS
+	out.benchRSS, out.clientRSS = max(osfacts.SelfPeakRSS(), l.clientRSS), l.clientRSS
 	return loadReport(cfg, flags, out), out, nil
 }
 
@@ -479,16 +479,6 @@ func (l *loadRun) settle(ctx context.Context) {
 // slack, whichever is larger.
 func within(got, base int, frac float64, slack int) bool {
 	return got <= base+max(int(float64(base)*frac), slack)
-}
-
-// selfMaxRSS is this process's peak resident set in bytes (Linux
-// reports ru_maxrss in KiB).
-func selfMaxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) << 10
 }
 
 // sleepCtx waits for d, or until ctx ends; it reports whether d passed.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/mempool"
 )
@@ -155,10 +156,10 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 	var wg sync.WaitGroup
 	startClients(wctx, clients, w, spec.Warm, &wg)
 	sleepCtx(wctx, time.Until(from))
-	sched0, cpu0 := readSched(), processCPU()
+	sched0, cpu0 := readSched(), osfacts.SelfCPU()
 	wg.Wait()
 	res.Ended = time.Now()
-	res.CPU = processCPU() - cpu0
+	res.CPU = osfacts.SelfCPU() - cpu0
 	res.Sched = readSched().delta(sched0).counts
 	if err := ctx.Err(); err != nil {
 		return err
@@ -167,7 +168,7 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 		c.drop()
 		res.Clients = append(res.Clients, toJSON(c.id, &c.st))
 	}
-	res.MaxRSS = selfMaxRSS()
+	res.MaxRSS = osfacts.SelfPeakRSS()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/osfacts"
 )
 
 // loadUser is the admin the load suite's server creates from
@@ -184,22 +186,8 @@ func (s *loadServer) restart(ctx context.Context, wait time.Duration, gone func(
 // memory returns the server's resident set (VmRSS) and its peak over the
 // process's life (VmHWM), in bytes, or zeros when the process is gone.
 func (s *loadServer) memory() (rss, hwm int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid()))
-	if err != nil {
-		return 0, 0
-	}
-	return procStatusKB(b, "VmRSS:") << 10, procStatusKB(b, "VmHWM:") << 10
-}
-
-// procStatusKB reads one "Key:   123 kB" line of /proc/PID/status.
-func procStatusKB(status []byte, key string) int64 {
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, key); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
+	m, _ := osfacts.ProcessMemory(s.pid())
+	return m.RSS, m.Peak
 }
 
 // goroutines reads go_goroutines from the server's /metrics.

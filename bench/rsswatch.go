@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/serveproc"
 )
 
@@ -45,8 +46,8 @@ func watchRSS(srv *serveproc.Proc) *rssWatch {
 
 func (w *rssWatch) sample() {
 	w.server = max(w.server, w.srv.RSS())
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		w.client = max(w.client, procStatusKB(b, "VmRSS:")<<10)
+	if m, err := osfacts.ProcessMemory(os.Getpid()); err == nil {
+		w.client = max(w.client, m.RSS)
 	}
 }
 
@@ -59,11 +60,8 @@ func (w *rssWatch) Stop() (server, client int64) {
 
 // memAvailable is the system's MemAvailable in bytes, or 0 when unknown.
 func memAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	return procStatusKB(b, "MemAvailable:") << 10
+	n, _ := osfacts.MemAvailable()
+	return n
 }
 
 // tableRowBytes is about what a row of a generated table takes in a

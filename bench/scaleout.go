@@ -266,12 +266,12 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*report.Report, error) {
 			if err != nil {
 				return report.Sample{}, err
 			}
-			m0 := machineCPU()
+			m0 := machineBusy()
 			s, err := timedQuery(ctx, all, q, cfg.Rows, pids)
 			if err != nil {
 				return report.Sample{}, err
 			}
-			machine = append(machine, machineCPU()-m0)
+			machine = append(machine, machineBusy()-m0)
 			after, err := replicaBytes()
 			if err != nil {
 				return report.Sample{}, err

@@ -9,11 +9,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/osfacts"
 )
 
 // Proc is a `quiver serve` child process.
@@ -75,20 +76,10 @@ func Start(ctx context.Context, bin, db string, mysql bool, extra ...string) (*P
 	return p, nil
 }
 
-// RSS is the server's resident memory in bytes, read from /proc.
+// RSS is the server's resident memory in bytes, or 0 when it is gone.
 func (p *Proc) RSS() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb * 1024
-		}
-	}
-	return 0
+	m, _ := osfacts.ProcessMemory(p.cmd.Process.Pid)
+	return m.RSS
 }
 
 // Stop terminates the server gracefully and waits for it.
