@@ -62,7 +62,7 @@ race: deps s3 console-assets
 # S3 server (read back with pyiceberg too when QUIVER_PYTHON names a Python
 # that has it, as .ci/run does after make interop).
 long-test: deps s3 console-assets
-	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/
+	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/load/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

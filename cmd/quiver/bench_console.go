@@ -178,7 +178,7 @@ func benchConsole(ctx context.Context, cfg consoleBenchConfig) (*report.Report, 
 		Columns: []string{"rows", "MB", "A: query --format arrow ms", "B: console wall ms", "B: page ms", "B/A wall", "B/A page"},
 		Rows: [][]string{{report.FmtRows(cfg.rows), fmt.Sprintf("%.0f", float64(pageBytes)/1e6), report.FmtMS(a), report.FmtMS(b), report.FmtMS(pageStat),
 			fmt.Sprintf("%.2f×", wall), fmt.Sprintf("%.2f×", pg)}},
-		Footer: fmt.Sprintf("Target (issue #19): B ≤ 2× A, wall clock: %s (%.2f×).", verdict, wall),
+		Footer: fmt.Sprintf("Target: B ≤ 2× A, wall clock: %s (%.2f×).", verdict, wall),
 		Bars: []report.Bar{
 			{Group: cas, Series: a.Name, Value: report.Millis(a.Median()), Unit: "ms (lower is better)"},
 			{Group: cas, Series: b.Name, Value: report.Millis(b.Median()), Unit: "ms (lower is better)"},

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/load"
 	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
 	registerSuite("load", benchSuite{"1 to 1,000 concurrent Flight and MySQL clients (point, aggregate, 1M-row fetch) against one authenticated server: throughput, small-query p99 against idle, errors, peak RSS, aborted streams", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
-		var cfg bench.LoadConfig
+		var cfg load.Config
 		clients := fs.String("clients", "1,64,300,1000", "concurrent clients of each level")
 		fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long each level runs once its clients have logged in")
 		fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "before each level's measured --duration, its clients start their loops at random moments over this long (0: all at once, as the measured window starts)")
@@ -46,7 +47,7 @@ func init() {
 		verbose := fs.Bool("v", false, "log progress to stderr")
 		return func(ctx context.Context, reps int) (*report.Report, error) {
 			var err error
-			if cfg.Clients, err = bench.ParseClients(*clients); err != nil {
+			if cfg.Clients, err = load.ParseClients(*clients); err != nil {
 				return nil, usagef("%v", err)
 			}
 			ns, err := bench.ParseSizes(*fetchRows)
@@ -98,7 +99,7 @@ func init() {
 			if *verbose {
 				cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 			}
-			return bench.Load(ctx, cfg)
+			return load.Run(ctx, cfg)
 		}
 	}})
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/load"
 	"github.com/quiverdata/quiver/bench/report"
 )
 
@@ -23,11 +23,11 @@ func init() {
 			if err != nil {
 				return nil, fmt.Errorf("read the clients' spec: %w", err)
 			}
-			var s bench.ClientsSpec
+			var s load.ClientsSpec
 			if err := json.Unmarshal(b, &s); err != nil {
 				return nil, fmt.Errorf("clients' spec %s: %w", *spec, err)
 			}
-			if err := bench.LoadClients(ctx, s, os.Getenv("QUIVER_PASSWORD"), os.Stdin, os.Stdout, *out); err != nil {
+			if err := load.RunClients(ctx, s, os.Getenv("QUIVER_PASSWORD"), os.Stdin, os.Stdout, *out); err != nil {
 				return nil, err
 			}
 			return &report.Report{Suite: "load-clients", Reps: 1}, nil

@@ -6,13 +6,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/quiverdata/quiver/bench"
+	"github.com/quiverdata/quiver/bench/load"
 	"github.com/quiverdata/quiver/bench/report"
 )
 
 func init() {
 	registerSuite("probe", benchSuite{"one Flight SQL client running a query over and over against a running server: latency p50, p99 and max (bench load runs it as a process of its own beside its clients)", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
-		var cfg bench.ProbeConfig
+		var cfg load.ProbeConfig
 		fs.StringVar(&cfg.Addr, "flight", "127.0.0.1:31337", "the server's Flight SQL address")
 		fs.StringVar(&cfg.User, "user", "", "user to log in as; the password comes from QUIVER_PASSWORD")
 		fs.StringVar(&cfg.SQL, "sql", "SELECT 1", "the query; with --ids, each %d in it takes a random id")
@@ -33,7 +33,7 @@ func init() {
 			if cfg.User != "" {
 				cfg.Password = os.Getenv("QUIVER_PASSWORD")
 			}
-			return bench.Probe(ctx, cfg)
+			return load.Probe(ctx, cfg)
 		}
 	}})
 }

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestLoad_Short(t *testing.T) {
 	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg := LoadConfig{
+	cfg := Config{
 		// The server runs at the test's own priority (ServerNice 0):
 		// the other packages' tests run beside it, at that priority too.
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
@@ -106,9 +106,9 @@ func TestLoad_Short(t *testing.T) {
 }
 
 // runLoadSuite runs the load suite and logs its report.
-func runLoadSuite(ctx context.Context, t *testing.T, cfg LoadConfig) *loadOutcome {
+func runLoadSuite(ctx context.Context, t *testing.T, cfg Config) *outcome {
 	t.Helper()
-	rep, out, err := loadSuite(ctx, cfg)
+	rep, out, err := runSuite(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func runLoadSuite(ctx context.Context, t *testing.T, cfg LoadConfig) *loadOutcom
 // checkLevel checks the first level of a run without restarts: its
 // clients of each protocol, no error but documented refusals, and every
 // client through each of its reads at least once.
-func checkLevel(t *testing.T, out *loadOutcome, flight, mysql int) {
+func checkLevel(t *testing.T, out *outcome, flight, mysql int) {
 	t.Helper()
 	lv := out.levels[0][0]
 	if got, want := [2]int{lv.flight, lv.mysql}, [2]int{flight, mysql}; got != want {
@@ -157,7 +157,7 @@ func TestLoadServer_Nice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, nice := range []int{0, 7} {
-		srv, err := startLoadServer(ctx, bin, nice, t.TempDir(), "nice-test-password", loadServerFlags())
+		srv, err := startServer(ctx, bin, nice, t.TempDir(), "nice-test-password", loadServerFlags())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,14 +357,14 @@ func (blockConn) close()                                   {}
 // TestStuckOps checks that the window's end names a client whose
 // operation has run too long, with its goroutine's stack, and no other.
 func TestStuckOps(t *testing.T) {
-	stuck := newLoadClient(7, protoFlight, loadTarget{}, loadSQL{rows: 10}, nil)
+	stuck := newUser(7, protoFlight, target{}, queries{rows: 10}, nil)
 	stuck.conn = blockConn{}
-	idle := newLoadClient(8, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+	idle := newUser(8, protoMySQL, target{}, queries{rows: 10}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		stuck.do(ctx, &loadWindow{from: time.Now()}, opAgg)
+		stuck.do(ctx, &window{from: time.Now()}, opAgg)
 	}()
 	defer func() { cancel(); <-done }()
 	for stuck.opStart.Load() == 0 {
@@ -381,13 +381,13 @@ func TestStuckOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	my := newLoadClient(9, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+	my := newUser(9, protoMySQL, target{}, queries{rows: 10}, nil)
 	local := conn.LocalAddr().String()
 	my.local.Store(&local)
 	my.opNow.Store(int32(opFetch))
 	my.opStart.Store(time.Now().UnixNano())
 
-	clients := []*loadClient{stuck, idle, my}
+	clients := []*user{stuck, idle, my}
 	if s := stuckOps(clients, ln.Addr().String(), time.Hour); s != "" {
 		t.Fatalf("nothing has run for an hour, yet:\n%s", s)
 	}
@@ -426,8 +426,8 @@ func TestOKAfterRestart(t *testing.T) {
 		{"failed after the exit", 0, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &loadWindow{from: time.Now().Add(-time.Minute)}
-			c := newLoadClient(1, protoMySQL, loadTarget{}, loadSQL{rows: 10}, nil)
+			w := &window{from: time.Now().Add(-time.Minute)}
+			c := newUser(1, protoMySQL, target{}, queries{rows: 10}, nil)
 			c.conn = funcConn{run: func() error {
 				w.gone.Store(time.Now().Add(tc.goneIn).UnixNano())
 				time.Sleep(time.Millisecond)

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func (l *latencies) max() time.Duration {
 // probe runs cfg's queries: the latencies of those that succeeded, how
 // many failed, and the first failure.
 func probe(ctx context.Context, cfg ProbeConfig) (*latencies, int, error, error) {
-	t := loadTarget{flight: cfg.Addr, user: cfg.User, password: cfg.Password, mem: mempool.New()}
+	t := target{flight: cfg.Addr, user: cfg.User, password: cfg.Password, mem: mempool.New()}
 	c, err := t.dial(ctx, protoFlight, nil)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("log in to %s: %w", cfg.Addr, err)
@@ -137,7 +137,7 @@ type probeProc struct {
 
 // startProbe starts a probe process against the load's server until
 // until, running point lookups as the load's clients do.
-func (l *loadRun) startProbe(ctx context.Context, until time.Time) (*probeProc, error) {
+func (l *suite) startProbe(ctx context.Context, until time.Time) (*probeProc, error) {
 	out, err := os.CreateTemp(l.cfg.Dir, "probe-*.json")
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bufio"
@@ -19,8 +19,8 @@ import (
 )
 
 // A loaded window's clients can run in processes of their own
-// (LoadConfig.ClientProcs), each holding a share of them: `quiver bench
-// load-clients`, which LoadClients runs. Clients on machines of their own
+// (Config.ClientProcs), each holding a share of them: `quiver bench
+// load-clients`, which RunClients runs. Clients on machines of their own
 // share no Go scheduler; a thousand in one process do, and a small query's
 // reply there waits to run behind every other client's decoding (README,
 // "Where the bench clients' time goes").
@@ -104,24 +104,24 @@ func (j clientJSON) stats() clientStats {
 		st.examples = map[string]string{}
 	}
 	for _, e := range j.Errs {
-		st.errs = append(st.errs, loadErr{at: e.At, class: e.Class, rejected: e.Rejected})
+		st.errs = append(st.errs, opErr{at: e.At, class: e.Class, rejected: e.Rejected})
 	}
 	return st
 }
 
-// LoadClients runs the clients of spec as one of bench load's client
+// RunClients runs the clients of spec as one of bench load's client
 // processes, talking to it over in and out (see above), and writes what
 // they did to the file outPath.
-func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.Reader, out io.Writer, outPath string) error {
-	t := loadTarget{flight: spec.Flight, mysql: spec.MySQL, user: spec.User, password: password, mem: mempool.New()}
-	q := loadSQL{rows: spec.Rows, aggRows: spec.AggRows, fetchRows: spec.FetchRows}
-	clients := make([]*loadClient, len(spec.Clients))
+func RunClients(ctx context.Context, spec ClientsSpec, password string, in io.Reader, out io.Writer, outPath string) error {
+	t := target{flight: spec.Flight, mysql: spec.MySQL, user: spec.User, password: password, mem: mempool.New()}
+	q := queries{rows: spec.Rows, aggRows: spec.AggRows, fetchRows: spec.FetchRows}
+	clients := make([]*user, len(spec.Clients))
 	ids := &idSource{} // unused: client processes run no writers
 	for i, cs := range spec.Clients {
 		if cs.Proto != protoFlight && cs.Proto != protoMySQL {
 			return fmt.Errorf("client %d: unknown protocol %q", cs.ID, cs.Proto)
 		}
-		clients[i] = newLoadClient(cs.ID, cs.Proto, t, q, ids)
+		clients[i] = newUser(cs.ID, cs.Proto, t, q, ids)
 		clients[i].slowRate = cs.SlowRate
 	}
 	defer func() {
@@ -144,7 +144,7 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 		return fmt.Errorf("bad window %q from the bench: want two Unix ns times, from and end", strings.TrimSpace(line))
 	}
 	from, end := time.Unix(0, fromNS), time.Unix(0, endNS)
-	w := &loadWindow{from: from}
+	w := &window{from: from}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var res clientsResult
@@ -182,7 +182,7 @@ func LoadClients(ctx context.Context, spec ClientsSpec, password string, in io.R
 
 // loginAll logs clients in, parallel at a time; a client that fails
 // records the error and dials again in its loop.
-func loginAll(ctx context.Context, clients []*loadClient, parallel int) error {
+func loginAll(ctx context.Context, clients []*user, parallel int) error {
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for _, c := range clients {
@@ -202,7 +202,7 @@ func loginAll(ctx context.Context, clients []*loadClient, parallel int) error {
 
 // startClients starts each client's loop at a random moment of the
 // warm-up, the warm before w.from, to run until ctx ends; wg counts them.
-func startClients(ctx context.Context, clients []*loadClient, w *loadWindow, warm time.Duration, wg *sync.WaitGroup) {
+func startClients(ctx context.Context, clients []*user, w *window, warm time.Duration, wg *sync.WaitGroup) {
 	for _, c := range clients {
 		wg.Add(1)
 		go func() {
@@ -226,15 +226,15 @@ type clientProc struct {
 	lines   *bufio.Reader
 	out     string
 	logs    syncbuf.Buffer // its stderr
-	clients []*loadClient
+	clients []*user
 }
 
 // startClientProcs splits clients over procs processes (round robin, so
 // each gets its share of every protocol) and waits until each has logged
 // its clients in.
-func (l *loadRun) startClientProcs(ctx context.Context, clients []*loadClient, procs int) ([]*clientProc, error) {
+func (l *suite) startClientProcs(ctx context.Context, clients []*user, procs int) ([]*clientProc, error) {
 	procs = min(procs, len(clients))
-	shares := make([][]*loadClient, procs)
+	shares := make([][]*user, procs)
 	for i, c := range clients {
 		shares[i%procs] = append(shares[i%procs], c)
 	}
@@ -266,7 +266,7 @@ func (l *loadRun) startClientProcs(ctx context.Context, clients []*loadClient, p
 	return ps, nil
 }
 
-func (l *loadRun) startClientProc(ctx context.Context, i int, spec ClientsSpec, share []*loadClient) (*clientProc, error) {
+func (l *suite) startClientProc(ctx context.Context, i int, spec ClientsSpec, share []*user) (*clientProc, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -335,7 +335,7 @@ func (p *clientProc) apply(b []byte) (*clientsResult, error) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("client process results: %w", err)
 	}
-	byID := map[int]*loadClient{}
+	byID := map[int]*user{}
 	for _, c := range p.clients {
 		byID[c.id] = c
 	}
@@ -358,7 +358,7 @@ func (p *clientProc) apply(b []byte) (*clientsResult, error) {
 // run wait (the processes' histograms summed), its stuck operations, and
 // cpu1, the CPU counters at its end with the processes' CPU time over the
 // window counted as the bench's.
-func (l *loadRun) waitClientProcs(procs []*clientProc, from time.Time, sched0 schedHist, cpu1 *cpuSnap, res *windowResult) error {
+func (l *suite) waitClientProcs(procs []*clientProc, from time.Time, sched0 schedHist, cpu1 *cpuSnap, res *windowResult) error {
 	for _, p := range procs {
 		if err := p.expect("done"); err != nil {
 			return err

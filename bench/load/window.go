@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// loadWindow is what a window's clients share: when the server last
+// window is what a window's clients share: when the server last
 // restarted.
-type loadWindow struct {
+type window struct {
 	// gone is when the old process of the last restart had exited (Unix
 	// ns; 0 if none): whatever succeeds after it, the new process served.
 	gone atomic.Int64
@@ -25,10 +25,10 @@ type loadWindow struct {
 
 // measured reports whether an operation that ended at t counts in the
 // window's figures.
-func (w *loadWindow) measured(t time.Time) bool { return !t.Before(w.from) }
+func (w *window) measured(t time.Time) bool { return !t.Before(w.from) }
 
 // oldGone is when the last restart's old process had exited, or zero.
-func (w *loadWindow) oldGone() time.Time {
+func (w *window) oldGone() time.Time {
 	if ns := w.gone.Load(); ns != 0 {
 		return time.Unix(0, ns)
 	}
@@ -138,7 +138,7 @@ func (w *windowResult) rate(n int64) float64 {
 // window logs clients in (LoginParallel at a time), then runs them all
 // for d and gathers what they did. In loaded windows the chaos step runs
 // alongside.
-func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Duration, loaded bool) (*windowResult, error) {
+func (l *suite) window(ctx context.Context, clients []*user, d time.Duration, loaded bool) (*windowResult, error) {
 	res := &windowResult{clients: len(clients), classes: map[string]int{}, examples: map[string]string{}, restartClasses: map[string]int{}}
 	for _, c := range clients {
 		if c.proto == protoMySQL {
@@ -182,7 +182,7 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 	if loaded {
 		warm = l.cfg.Warmup
 	}
-	w := &loadWindow{from: time.Now().Add(warm)}
+	w := &window{from: time.Now().Add(warm)}
 	// The window ends by cancellation, not a deadline: a deadline would
 	// travel to the server as grpc-timeout, and the server's expiry of it
 	// could reach a client before its own, as an error.
@@ -268,7 +268,7 @@ func (l *loadRun) window(ctx context.Context, clients []*loadClient, d time.Dura
 }
 
 // kinds are the operations of the client's loop.
-func (c *loadClient) kinds() []opKind {
+func (c *user) kinds() []opKind {
 	switch {
 	case c.idle:
 		return []opKind{opPoint, opAgg}
@@ -281,7 +281,7 @@ func (c *loadClient) kinds() []opKind {
 }
 
 // gather sums the clients' stats into res.
-func (res *windowResult) gather(clients []*loadClient) {
+func (res *windowResult) gather(clients []*user) {
 	var last restartSpan
 	if n := len(res.restarts); n > 0 {
 		last = res.restarts[n-1]
@@ -458,7 +458,7 @@ type chaosRun struct {
 	restarts []restartSpan
 }
 
-func (ch *chaosRun) start(ctx context.Context, l *loadRun, w *loadWindow, clients []*loadClient) {
+func (ch *chaosRun) start(ctx context.Context, l *suite, w *window, clients []*user) {
 	cfg := l.cfg.Chaos
 	if cfg.KillEvery > 0 {
 		ch.wg.Add(1)

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type writeCheck struct {
 
 // checkWrites reads every id in the writes table and checks that each
 // acknowledged one is there exactly once.
-func (l *loadRun) checkWrites(ctx context.Context, levels [][]*windowResult) (*writeCheck, error) {
+func (l *suite) checkWrites(ctx context.Context, levels [][]*windowResult) (*writeCheck, error) {
 	acked := map[int64]bool{}
 	for _, round := range levels {
 		for _, w := range round {

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/quiverdata/quiver/bench/report"
 )
 
-// Targets of issue #17, checked in the report's last table.
+// The load suite's targets, checked in the report's last table.
 const (
 	targetRSS          = 1 << 30 // server peak RSS
 	targetP99Ratio     = 10.0    // small p99 under load over idle p99
@@ -18,8 +18,8 @@ const (
 	targetAbortPercent = 10.0    // RSS and goroutines after aborted streams, over baseline
 )
 
-// loadReport turns the outcome into tables.
-func loadReport(cfg LoadConfig, flags []string, out *loadOutcome) *report.Report {
+// suiteReport turns the outcome into tables.
+func suiteReport(cfg Config, flags []string, out *outcome) *report.Report {
 	r := &report.Report{Suite: "load", Reps: cfg.Rounds}
 	var server string
 	if len(flags) > 0 {
@@ -337,7 +337,7 @@ func errorSummary(rounds [][]*windowResult) string {
 	return strings.Join(parts, "; ")
 }
 
-func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *report.Table {
+func chaosTable(cfg Config, lv [][]*windowResult, wc *writeCheck) *report.Table {
 	ch := cfg.Chaos
 	if ch.KillEvery == 0 && ch.SlowReaders == 0 && ch.RestartAt == 0 && wc == nil {
 		return nil
@@ -383,7 +383,7 @@ func chaosTable(cfg LoadConfig, lv [][]*windowResult, wc *writeCheck) *report.Ta
 	return t
 }
 
-func abortTable(cfg LoadConfig, a *abortResult) *report.Table {
+func abortTable(cfg Config, a *abortResult) *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("Aborted streams: %d DoGets of %s rows per round, read to their first batch and cancelled",
 			cfg.AbortStreams, report.FmtRows(cfg.AbortRows)),
@@ -414,9 +414,9 @@ func abortTable(cfg LoadConfig, a *abortResult) *report.Table {
 	return t
 }
 
-// targetsTable checks the issue's targets at the largest level.
-func targetsTable(cfg LoadConfig, lv, idle [][]*windowResult, out *loadOutcome) *report.Table {
-	t := &report.Table{Title: "Targets (issue #17)", Columns: []string{"target", "measured", "met"}}
+// targetsTable checks the targets at the largest level.
+func targetsTable(cfg Config, lv, idle [][]*windowResult, out *outcome) *report.Table {
+	t := &report.Table{Title: "Targets", Columns: []string{"target", "measured", "met"}}
 	add := func(target, measured string, met bool) {
 		t.Rows = append(t.Rows, []string{target, measured, yesNo(met)})
 	}

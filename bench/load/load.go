@@ -1,4 +1,10 @@
-package bench
+// Package load is the load harness: many Flight SQL and MySQL clients,
+// in this process and in client processes of their own, against one
+// `quiver serve` with authentication on, level by level, with a probe of
+// point lookups beside them, chaos (killed clients, slow readers, a
+// restart) and aborted streams. It measures latency, throughput, memory
+// and where the machine's CPU went, and checks every acknowledged write.
+package load
 
 import (
 	"context"
@@ -18,11 +24,10 @@ import (
 	"github.com/quiverdata/quiver/mempool"
 )
 
-// LoadConfig configures the load suite (issue #17, items 6 and 7): many
-// Flight SQL and MySQL clients against one `quiver serve` with
-// authentication on, each looping over a point lookup, a small aggregate
-// and a large fetch.
-type LoadConfig struct {
+// Config configures the load suite: many Flight SQL and MySQL clients
+// against one `quiver serve` with authentication on, each looping over a
+// point lookup, a small aggregate and a large fetch.
+type Config struct {
 	// Bin is the quiver binary to run as the server.
 	Bin string
 	// Dir holds the server's database and users file; a fresh temporary
@@ -127,7 +132,7 @@ type Chaos struct {
 	Drain     time.Duration
 }
 
-func (c *LoadConfig) defaults() {
+func (c *Config) defaults() {
 	if c.Idle == 0 {
 		c.Idle = 10 * time.Second
 	}
@@ -157,7 +162,7 @@ func (c *LoadConfig) defaults() {
 	}
 }
 
-func (c *LoadConfig) validate() error {
+func (c *Config) validate() error {
 	switch {
 	case c.Bin == "":
 		return errors.New("load: no quiver binary")
@@ -202,15 +207,15 @@ func ParseClients(s string) ([]int, error) {
 	return out, nil
 }
 
-// Load runs the load suite and returns its report.
-func Load(ctx context.Context, cfg LoadConfig) (*report.Report, error) {
-	rep, _, err := loadSuite(ctx, cfg)
+// Run runs the load suite and returns its report.
+func Run(ctx context.Context, cfg Config) (*report.Report, error) {
+	rep, _, err := runSuite(ctx, cfg)
 	return rep, err
 }
 
-// loadOutcome is everything the suite measured, for the report and for
+// outcome is everything the suite measured, for the report and for
 // tests.
-type loadOutcome struct {
+type outcome struct {
 	// levels holds each round's results, levels[round][i] for Clients[i];
 	// idle the idle window before each.
 	levels, idle [][]*windowResult
@@ -224,13 +229,13 @@ type loadOutcome struct {
 	benchRSS, clientRSS int64
 }
 
-// loadRun is one run of the suite: its server, clients' target and SQL.
-type loadRun struct {
-	cfg    LoadConfig
+// suite is one run of the suite: its server, clients' target and SQL.
+type suite struct {
+	cfg    Config
 	log    *slog.Logger
-	srv    *loadServer
-	target loadTarget
-	q      loadSQL
+	srv    *server
+	target target
+	q      queries
 	ids    *idSource
 	// baseGoroutines is the server's goroutine count with nothing
 	// running, for settling between windows.
@@ -241,7 +246,7 @@ type loadRun struct {
 	clientRSS int64
 }
 
-func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcome, error) {
+func runSuite(ctx context.Context, cfg Config) (*report.Report, *outcome, error) {
 	cfg.defaults()
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
@@ -268,16 +273,16 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcom
 		flags = append(flags, "--drain", cfg.Chaos.Drain.String())
 	}
 	flags = append(flags, cfg.ServerFlags...)
-	srv, err := startLoadServer(ctx, cfg.Bin, cfg.ServerNice, dir, password, flags)
+	srv, err := startServer(ctx, cfg.Bin, cfg.ServerNice, dir, password, flags)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer srv.stop(cfg.Chaos.Drain + time.Minute)
 	flight, mysql := srv.addrs()
-	l := &loadRun{
+	l := &suite{
 		cfg: cfg, log: log, srv: srv, ids: &idSource{}, dir: dir,
-		target: loadTarget{flight: flight, mysql: mysql, user: loadUser, password: password, mem: mempool.New()},
-		q:      loadSQL{rows: max(cfg.FetchRows, cfg.AggRows, cfg.AbortRows), aggRows: cfg.AggRows, fetchRows: cfg.FetchRows},
+		target: target{flight: flight, mysql: mysql, user: adminUser, password: password, mem: mempool.New()},
+		q:      queries{rows: max(cfg.FetchRows, cfg.AggRows, cfg.AbortRows), aggRows: cfg.AggRows, fetchRows: cfg.FetchRows},
 	}
 	log.Info("load: server up", "flight", flight, "mysql", mysql, "flags", strings.Join(flags, " "))
 	if err := l.setup(ctx); err != nil {
@@ -287,7 +292,7 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcom
 		return nil, nil, err
 	}
 
-	out := &loadOutcome{}
+	out := &outcome{}
 	if cfg.AbortStreams > 0 {
 		if out.abort, err = l.abortStep(ctx); err != nil {
 			return nil, nil, err
@@ -334,15 +339,15 @@ func loadSuite(ctx context.Context, cfg LoadConfig) (*report.Report, *loadOutcom
 	}
 	_, out.hwm = srv.memory()
 	out.benchRSS, out.clientRSS = max(osfacts.SelfPeakRSS(), l.clientRSS), l.clientRSS
-	return loadReport(cfg, flags, out), out, nil
+	return suiteReport(cfg, flags, out), out, nil
 }
 
 // setup creates the tables and warms the server up.
-func (l *loadRun) setup(ctx context.Context) error {
+func (l *suite) setup(ctx context.Context) error {
 	start := time.Now()
 	admin, err := l.target.dial(ctx, protoFlight, nil)
 	if err != nil {
-		return fmt.Errorf("connect as %s: %w", loadUser, err)
+		return fmt.Errorf("connect as %s: %w", adminUser, err)
 	}
 	defer admin.close()
 	if err := admin.exec(ctx, l.q.createTable()); err != nil {
@@ -360,13 +365,13 @@ func (l *loadRun) setup(ctx context.Context) error {
 
 // warmUp runs every query once over each protocol, so the table is in
 // the server's memory before a baseline is read or a window starts.
-func (l *loadRun) warmUp(ctx context.Context) error {
+func (l *suite) warmUp(ctx context.Context) error {
 	for _, proto := range []string{protoFlight, protoMySQL} {
-		c := newLoadClient(-1, proto, l.target, l.q, l.ids)
+		c := newUser(-1, proto, l.target, l.q, l.ids)
 		if err := c.connect(ctx); err != nil {
 			return fmt.Errorf("warm up over %s: %w", proto, err)
 		}
-		w := &loadWindow{}
+		w := &window{}
 		for _, k := range []opKind{opPoint, opAgg, opFetch} {
 			if !c.do(ctx, w, k) {
 				c.drop()
@@ -391,8 +396,8 @@ func firstExample(m map[string]string) string {
 
 // levelClients are n clients: MySQLShare of them over MySQL, WriteShare
 // of them writers, SlowReaders of them slow, each spread evenly.
-func (l *loadRun) levelClients(n int) []*loadClient {
-	cs := make([]*loadClient, n)
+func (l *suite) levelClients(n int) []*user {
+	cs := make([]*user, n)
 	slowEvery := 0
 	if s := l.cfg.Chaos.SlowReaders; s > 0 {
 		slowEvery = max(n/s, 1)
@@ -403,7 +408,7 @@ func (l *loadRun) levelClients(n int) []*loadClient {
 		if picked(i, l.cfg.MySQLShare) {
 			proto = protoMySQL
 		}
-		c := newLoadClient(i, proto, l.target, l.q, l.ids)
+		c := newUser(i, proto, l.target, l.q, l.ids)
 		c.writer = picked(i, l.cfg.WriteShare)
 		if slowEvery > 0 && i%slowEvery == slowEvery/2 && slow < l.cfg.Chaos.SlowReaders {
 			c.slowRate = l.cfg.Chaos.SlowRate
@@ -424,7 +429,7 @@ func picked(i int, share float64) bool {
 // idleWindow measures small queries with one client and nothing else
 // running: a Flight client for (1-MySQLShare) of Idle, then a MySQL one
 // for the rest, so the idle figures mix the protocols as the load does.
-func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
+func (l *suite) idleWindow(ctx context.Context) (*windowResult, error) {
 	cpu0 := takeCPU(l.srv.pid())
 	var probe *probeProc
 	if l.cfg.Probe {
@@ -442,9 +447,9 @@ func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
 		if d <= 0 {
 			continue
 		}
-		c := newLoadClient(0, p.proto, l.target, l.q, l.ids)
+		c := newUser(0, p.proto, l.target, l.q, l.ids)
 		c.idle = true
-		w, err := l.window(ctx, []*loadClient{c}, d, false)
+		w, err := l.window(ctx, []*user{c}, d, false)
 		if err != nil {
 			return nil, err
 		}
@@ -464,7 +469,7 @@ func (l *loadRun) idleWindow(ctx context.Context) (*windowResult, error) {
 
 // settle waits, up to Settle, until the server's goroutines are back near
 // their count with nothing running, so a window starts on a quiet server.
-func (l *loadRun) settle(ctx context.Context) {
+func (l *suite) settle(ctx context.Context) {
 	deadline := time.Now().Add(l.cfg.Settle)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		g, err := l.srv.goroutines(ctx)

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -41,7 +41,7 @@ type abortResult struct {
 // each round's figures are read with the connections still open, after
 // Settle, and once the goroutines are back within 10% of the baseline
 // (or 2×Settle more has passed).
-func (l *loadRun) abortStep(ctx context.Context) (*abortResult, error) {
+func (l *suite) abortStep(ctx context.Context) (*abortResult, error) {
 	cfg := l.cfg
 	out := &abortResult{parallel: min(cfg.AbortParallel, cfg.AbortStreams)}
 	conns := make([]flightConn, out.parallel)
@@ -124,7 +124,7 @@ func (l *loadRun) abortStep(ctx context.Context) (*abortResult, error) {
 }
 
 // abortRound runs one round's streams over conns.
-func (l *loadRun) abortRound(ctx context.Context, conns []flightConn) abortSample {
+func (l *suite) abortRound(ctx context.Context, conns []flightConn) abortSample {
 	s := abortSample{classes: map[string]int{}, examples: map[string]string{}}
 	var next atomic.Int64
 	var mu sync.Mutex

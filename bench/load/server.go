@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bufio"
@@ -19,17 +19,17 @@ import (
 	"github.com/quiverdata/quiver/internal/osfacts"
 )
 
-// loadUser is the admin the load suite's server creates from
+// adminUser is the admin the load suite's server creates from
 // QUIVER_PASSWORD in an empty users file (see quiver serve --users-file).
-const loadUser = "admin"
+const adminUser = "admin"
 
-// loadServer is the load suite's `quiver serve` child: authentication on
+// server is the load suite's `quiver serve` child: authentication on
 // (a users file whose first admin gets a random password), the HTTP
 // endpoint on for /metrics, and restartable on the addresses it first
 // got, so that clients reconnect to the same place after a restart.
 //
 // Its methods may be called from several goroutines.
-type loadServer struct {
+type server struct {
 	bin      string
 	nice     int // the nice value it runs at; 0: the bench's own
 	db       string
@@ -46,9 +46,9 @@ type loadServer struct {
 	startedAt               time.Time
 }
 
-// startLoadServer starts the server on free loopback ports.
-func startLoadServer(ctx context.Context, bin string, nice int, dir, password string, extra []string) (*loadServer, error) {
-	s := &loadServer{
+// startServer starts the server on free loopback ports.
+func startServer(ctx context.Context, bin string, nice int, dir, password string, extra []string) (*server, error) {
+	s := &server{
 		bin: bin, nice: nice, db: dir + "/load.duckdb", users: dir + "/users", password: password, extra: extra,
 		flight: "127.0.0.1:0", mysql: "127.0.0.1:0", httpAddr: "127.0.0.1:0",
 	}
@@ -60,7 +60,7 @@ func startLoadServer(ctx context.Context, bin string, nice int, dir, password st
 
 // start runs the process on s's addresses and waits until its three
 // listeners are announced.
-func (s *loadServer) start(ctx context.Context) error {
+func (s *server) start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	args := []string{"serve", "--db", s.db, "--users-file", s.users,
@@ -129,14 +129,14 @@ func (s *loadServer) start(ctx context.Context) error {
 }
 
 // addrs returns the Flight and MySQL addresses.
-func (s *loadServer) addrs() (flight, mysql string) {
+func (s *server) addrs() (flight, mysql string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.flight, s.mysql
 }
 
 // pid is the current process's id.
-func (s *loadServer) pid() int {
+func (s *server) pid() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cmd.Process.Pid
@@ -144,7 +144,7 @@ func (s *loadServer) pid() int {
 
 // stop sends SIGTERM, which drains running streams for the server's
 // --drain, and waits for the process; after wait it kills it.
-func (s *loadServer) stop(wait time.Duration) error {
+func (s *server) stop(wait time.Duration) error {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
 	s.mu.Unlock()
@@ -169,7 +169,7 @@ func (s *loadServer) stop(wait time.Duration) error {
 // starts it again on the same addresses. It returns when SIGTERM was sent
 // and when the new process was ready; gone, when not nil, is told when
 // the old process has exited, before the new one starts.
-func (s *loadServer) restart(ctx context.Context, wait time.Duration, gone func(time.Time)) (term, ready time.Time, err error) {
+func (s *server) restart(ctx context.Context, wait time.Duration, gone func(time.Time)) (term, ready time.Time, err error) {
 	term = time.Now()
 	if err := s.stop(wait); err != nil {
 		return term, time.Time{}, fmt.Errorf("restart: %w", err)
@@ -185,13 +185,13 @@ func (s *loadServer) restart(ctx context.Context, wait time.Duration, gone func(
 
 // memory returns the server's resident set (VmRSS) and its peak over the
 // process's life (VmHWM), in bytes, or zeros when the process is gone.
-func (s *loadServer) memory() (rss, hwm int64) {
+func (s *server) memory() (rss, hwm int64) {
 	m, _ := osfacts.ProcessMemory(s.pid())
 	return m.RSS, m.Peak
 }
 
 // goroutines reads go_goroutines from the server's /metrics.
-func (s *loadServer) goroutines(ctx context.Context) (int, error) {
+func (s *server) goroutines(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	addr := s.httpAddr
 	s.mu.Unlock()
@@ -228,7 +228,7 @@ func parseGoroutines(metrics []byte) (int, error) {
 	return 0, errors.New("server metrics have no go_goroutines")
 }
 
-func (s *loadServer) logTail() string {
+func (s *server) logTail() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.log == nil {
@@ -240,7 +240,7 @@ func (s *loadServer) logTail() string {
 // rssSampler reads the server's VmRSS every interval and keeps the peak,
 // following the server across restarts.
 type rssSampler struct {
-	srv  *loadServer
+	srv  *server
 	once sync.Once
 	mu   sync.Mutex
 	peak int64
@@ -249,7 +249,7 @@ type rssSampler struct {
 }
 
 // sampleRSS starts sampling; call rssSampler.end to stop and read the peak.
-func (s *loadServer) sampleRSS(every time.Duration) *rssSampler {
+func (s *server) sampleRSS(every time.Duration) *rssSampler {
 	r := &rssSampler{srv: s, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)

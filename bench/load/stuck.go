@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ const stuckAfter = 60 * time.Second
 // both ends of their connection as the kernel sees them (ss); then the
 // stacks of the bench's goroutines that run in few copies, where a client
 // stuck alone shows. It returns "" when no operation is that old.
-func stuckOps(clients []*loadClient, mysqlAddr string, after time.Duration) string {
+func stuckOps(clients []*user, mysqlAddr string, after time.Duration) string {
 	now := time.Now()
 	var b strings.Builder
 	var ports []string
@@ -61,7 +61,7 @@ func stuckOps(clients []*loadClient, mysqlAddr string, after time.Duration) stri
 	b.WriteString("the bench's goroutines in groups of at most 5 that run a load client:\n")
 	for _, g := range strings.Split(prof.String(), "\n\n") {
 		var n int
-		if _, err := fmt.Sscanf(g, "%d @", &n); err != nil || n > 5 || !strings.Contains(g, "loadClient") {
+		if _, err := fmt.Sscanf(g, "%d @", &n); err != nil || n > 5 || !strings.Contains(g, "user") {
 			continue
 		}
 		b.WriteString(g)

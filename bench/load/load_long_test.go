@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
-// TestLong_LoadChaos is issue #17's long load test (make long-test):
+// TestLong_LoadChaos is the long load test (make long-test):
 // 1,000 clients (800 Flight, 200 MySQL, 100 of them writers) for 5
 // minutes against a real quiver serve with auth on, while the chaos step
 // kills a client mid-fetch every 200 ms, 5 clients read at 1 MB/s, and
@@ -22,7 +22,7 @@ import (
 // refusals outside the restart, that every client got through again after
 // the restart, that every acknowledged write is in the table exactly
 // once, and that the server's goroutines come back after the aborted
-// streams. Memory and latency against the issue's targets are logged in
+// streams. Memory and latency against the suite's targets are logged in
 // the report, not asserted.
 //
 // QUIVER_LOAD_CLIENTS and QUIVER_LOAD_DURATION scale it down for a trial
@@ -49,7 +49,7 @@ func TestLong_LoadChaos(t *testing.T) {
 	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), dur+20*time.Minute)
 	defer cancel()
-	cfg := LoadConfig{
+	cfg := Config{
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
 		Clients: []int{clients}, Warmup: 10 * time.Second, Duration: dur, Idle: 10 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 1_000_000,

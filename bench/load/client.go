@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -52,47 +52,47 @@ const (
 	loadWrites = "load_writes"
 )
 
-// loadSQL are the statements of the client loop for a table of rows rows.
-type loadSQL struct {
+// queries are the statements of the client loop for a table of rows rows.
+type queries struct {
 	rows, aggRows, fetchRows int64
 }
 
-func (q loadSQL) createTable() string {
+func (q queries) createTable() string {
 	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT i AS id, (i %% 100)::INTEGER AS grp, "+
 		"(i * 7 %% 1000) / 10.0 AS amount, 'item_' || (i %% 5000) AS name FROM range(%d) t(i)", loadTable, q.rows)
 }
 
-func (q loadSQL) createWrites() string {
+func (q queries) createWrites() string {
 	return fmt.Sprintf("CREATE OR REPLACE TABLE %s (id BIGINT, client INTEGER)", loadWrites)
 }
 
-func (q loadSQL) point(r *rand.Rand) string {
+func (q queries) point(r *rand.Rand) string {
 	return fmt.Sprintf(q.pointTemplate(), r.Int64N(q.rows))
 }
 
 // pointTemplate is the point lookup with %d for its id.
-func (q loadSQL) pointTemplate() string {
+func (q queries) pointTemplate() string {
 	return "SELECT id, grp, amount, name FROM " + loadTable + " WHERE id = %d"
 }
 
-func (q loadSQL) agg(r *rand.Rand) string {
+func (q queries) agg(r *rand.Rand) string {
 	lo := r.Int64N(max(q.rows-q.aggRows, 1))
 	return fmt.Sprintf("SELECT grp, count(*), sum(amount) FROM %s WHERE id >= %d AND id < %d GROUP BY grp", loadTable, lo, lo+q.aggRows)
 }
 
-func (q loadSQL) fetch() string { return q.fetchN(q.fetchRows) }
+func (q queries) fetch() string { return q.fetchN(q.fetchRows) }
 
-func (q loadSQL) fetchN(n int64) string {
+func (q queries) fetchN(n int64) string {
 	return fmt.Sprintf("SELECT id, grp, amount, name FROM %s LIMIT %d", loadTable, n)
 }
 
-func (q loadSQL) insert(id int64, client int) string {
+func (q queries) insert(id int64, client int) string {
 	return fmt.Sprintf("INSERT INTO %s VALUES (%d, %d)", loadWrites, id, client)
 }
 
-// loadConn is one client's connection over Flight SQL or MySQL. It
+// conn is one client's connection over Flight SQL or MySQL. It
 // belongs to one goroutine.
-type loadConn interface {
+type conn interface {
 	// query runs sql and reads its result to the end, calling onBatch for
 	// each batch (Flight) or run of rows (MySQL) read.
 	query(ctx context.Context, sql string, onBatch func(rows, bytes int64)) error
@@ -100,8 +100,8 @@ type loadConn interface {
 	close()
 }
 
-// loadTarget is where and as whom load clients connect.
-type loadTarget struct {
+// target is where and as whom load clients connect.
+type target struct {
 	flight, mysql  string
 	user, password string
 	mem            memory.Allocator
@@ -109,7 +109,7 @@ type loadTarget struct {
 
 // dial connects one client over proto and logs in; local, when not nil,
 // is kept up to date with a MySQL connection's local address.
-func (t loadTarget) dial(ctx context.Context, proto string, local *atomic.Pointer[string]) (loadConn, error) {
+func (t target) dial(ctx context.Context, proto string, local *atomic.Pointer[string]) (conn, error) {
 	if proto == protoMySQL {
 		return t.dialMySQL(ctx, local)
 	}
@@ -122,7 +122,7 @@ func (t loadTarget) dial(ctx context.Context, proto string, local *atomic.Pointe
 
 // dialMySQL connects over MySQL; local, when not nil, is set to the local
 // address of each connection the driver dials.
-func (t loadTarget) dialMySQL(ctx context.Context, local *atomic.Pointer[string]) (loadConn, error) {
+func (t target) dialMySQL(ctx context.Context, local *atomic.Pointer[string]) (conn, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = t.user, t.password, "tcp", t.mysql, "main"
 	cfg.Timeout = 30 * time.Second
@@ -189,7 +189,7 @@ const mysqlRun = 4096
 // yieldToOthers is called by a client reading a result after each batch
 // (Flight) or each mysqlRun rows (MySQL): it yields the goroutine's Go
 // processor. The clients of one process (the bench's, or each client
-// process's share: LoadConfig.ClientProcs) share its Go runtime, where a
+// process's share: Config.ClientProcs) share its Go runtime, where a
 // goroutine that reads a large result runs until it blocks or is
 // preempted, 10 ms later; a small query's reply, once it arrives, waits to run behind
 // every such goroutine ahead of it, several times per query. A client on
@@ -268,8 +268,8 @@ func errClass(proto string, err error) (class string, rejected bool) {
 	return "flight " + status.Code(err).String(), false
 }
 
-// loadErr is one failed operation.
-type loadErr struct {
+// opErr is one failed operation.
+type opErr struct {
 	at       time.Time
 	class    string
 	rejected bool
@@ -288,7 +288,7 @@ type clientStats struct {
 	// left out.
 	fetches  []time.Duration
 	fetchCut int
-	errs     []loadErr
+	errs     []opErr
 	// examples holds the first message of each error class.
 	examples map[string]string
 	// cutShort counts the small queries the window's end cut short.
@@ -306,9 +306,9 @@ type clientStats struct {
 	okAfterRestart time.Time
 }
 
-// loadClient is one simulated user: its own connection, looping over the
+// user is one simulated user: its own connection, looping over the
 // operations until its context ends, reconnecting when it breaks.
-type loadClient struct {
+type user struct {
 	id    int
 	proto string
 	// slowRate, when not 0, paces fetches to this many bytes/s.
@@ -316,12 +316,12 @@ type loadClient struct {
 	writer   bool
 	// idle clients run small queries only.
 	idle   bool
-	target loadTarget
-	q      loadSQL
+	target target
+	q      queries
 	ids    *idSource
 	rnd    *rand.Rand
 
-	conn loadConn
+	conn conn
 	st   clientStats
 
 	// kill state: mu guards cancel (of the running operation), inFetch
@@ -340,14 +340,14 @@ type loadClient struct {
 	local   atomic.Pointer[string]
 }
 
-func newLoadClient(id int, proto string, t loadTarget, q loadSQL, ids *idSource) *loadClient {
-	return &loadClient{id: id, proto: proto, target: t, q: q, ids: ids,
+func newUser(id int, proto string, t target, q queries, ids *idSource) *user {
+	return &user{id: id, proto: proto, target: t, q: q, ids: ids,
 		rnd: rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))),
 		st:  clientStats{examples: map[string]string{}}}
 }
 
 // connect dials the client's connection, if it has none.
-func (c *loadClient) connect(ctx context.Context) error {
+func (c *user) connect(ctx context.Context) error {
 	if c.conn != nil {
 		return nil
 	}
@@ -360,7 +360,7 @@ func (c *loadClient) connect(ctx context.Context) error {
 }
 
 // drop closes the client's connection; the next operation dials again.
-func (c *loadClient) drop() {
+func (c *user) drop() {
 	if c.conn != nil {
 		c.conn.close()
 		c.conn = nil
@@ -369,7 +369,7 @@ func (c *loadClient) drop() {
 
 // run loops over the operations until ctx ends. w says what the window
 // knows of restarts.
-func (c *loadClient) run(ctx context.Context, w *loadWindow, kinds []opKind) {
+func (c *user) run(ctx context.Context, w *window, kinds []opKind) {
 	var b backoff
 	for ctx.Err() == nil {
 		if err := c.connect(ctx); err != nil {
@@ -398,7 +398,7 @@ func (c *loadClient) run(ctx context.Context, w *loadWindow, kinds []opKind) {
 }
 
 // do runs one operation and records it; it reports whether it succeeded.
-func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
+func (c *user) do(ctx context.Context, w *window, k opKind) bool {
 	opCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.mu.Lock()
@@ -491,9 +491,9 @@ func (c *loadClient) do(ctx context.Context, w *loadWindow, k opKind) bool {
 // reconnects by itself (and a bearer token outlives a restart), unless
 // its credentials were refused; a MySQL client's database/sql replaces a
 // broken connection by itself.
-func (c *loadClient) failed(err error) {
+func (c *user) failed(err error) {
 	class, rejected := errClass(c.proto, err)
-	c.st.errs = append(c.st.errs, loadErr{at: time.Now(), class: class, rejected: rejected})
+	c.st.errs = append(c.st.errs, opErr{at: time.Now(), class: class, rejected: rejected})
 	if _, ok := c.st.examples[class]; !ok {
 		c.st.examples[class] = firstLine(err.Error())
 	}
@@ -504,7 +504,7 @@ func (c *loadClient) failed(err error) {
 
 // kill cancels the client's running fetch, as if the client process died
 // mid-stream; it reports whether there was one.
-func (c *loadClient) kill() bool {
+func (c *user) kill() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.inFetch || c.cancel == nil || c.killed {

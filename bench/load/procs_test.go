@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestClientJSON_RoundTrip(t *testing.T) {
 		fetchRows: 1_000_000, fetchB: 33 << 20,
 		small: []time.Duration{time.Millisecond, 3 * time.Millisecond}, fetches: []time.Duration{2 * time.Second},
 		fetchCut: 1, cutShort: 1, cut: opFetch, cutAt: 1500 * time.Millisecond,
-		errs:     []loadErr{{at: at, class: "flight ResourceExhausted", rejected: true}, {at: at.Add(time.Second), class: "mysql 1105"}},
+		errs:     []opErr{{at: at, class: "flight ResourceExhausted", rejected: true}, {at: at.Add(time.Second), class: "mysql 1105"}},
 		examples: map[string]string{"flight ResourceExhausted": "server busy", "mysql 1105": "boom"},
 	}
 	b, err := json.Marshal(toJSON(7, &st))
@@ -62,7 +62,7 @@ func TestLoadClients_BadInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := LoadClients(ctx, tt.spec, "", strings.NewReader(tt.in), &out, t.TempDir()+"/out.json")
+			err := RunClients(ctx, tt.spec, "", strings.NewReader(tt.in), &out, t.TempDir()+"/out.json")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v, want one containing %q", err, tt.want)
 			}
@@ -81,7 +81,7 @@ func TestLoad_ClientProcs(t *testing.T) {
 	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := LoadConfig{
+	cfg := Config{
 		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(), ClientProcs: 3,
 		Clients: []int{20}, Warmup: 2 * time.Second, Duration: 8 * time.Second, Idle: time.Second,
 		MySQLShare: 0.2, FetchRows: 50_000, AggRows: 5_000,
@@ -135,7 +135,7 @@ func TestClientProc_Apply(t *testing.T) {
 		{"not JSON", []byte("ready\n"), "client process results"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &clientProc{clients: []*loadClient{{id: 3}, {id: 5}}}
+			p := &clientProc{clients: []*user{{id: 3}, {id: 5}}}
 			_, err := p.apply(tt.file)
 			if tt.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
