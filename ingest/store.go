@@ -292,7 +292,7 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 		if t.rec == nil || (streamed && t.name == s.cfg.Table) {
 			continue
 		}
-		if err := insertRecord(ctx, conn, t.name, t.rec); err != nil {
+		if err := InsertRecord(ctx, conn, t.name, t.rec); err != nil {
 			return fmt.Errorf("commit batch %d: insert into %s: %w", d.seq, t.name, err)
 		}
 	}
@@ -331,8 +331,9 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 	return nil
 }
 
-// insertRecord inserts rec into table by column name.
-func insertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
+// InsertRecord inserts rec into table by column name, through DuckDB's Arrow
+// scan, as the pipeline inserts a batch. The caller keeps rec.
+func InsertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
 	sc := rec.Schema()
 	cols := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
