@@ -314,7 +314,7 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		n = 1_200_000
 	}
 	const parts = 6
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
@@ -497,7 +497,7 @@ func TestIngest_RestartReclaimsPartitions(t *testing.T) {
 	for _, mode := range []string{"duckdb", "lake"} {
 		t.Run(mode, func(t *testing.T) {
 			const n, parts = 100_000, 4
-			bin := quiverBinary(t)
+			bin := testsvc.QuiverBinary(t)
 			addrs := startCluster(t, parts)
 			md := compile(t, "Flat")
 			dir := t.TempDir()

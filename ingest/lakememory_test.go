@@ -50,7 +50,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	if !longTests {
 		t.Skip("set QUIVER_LONG_TESTS=1")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 	addrs := startCluster(t, lakeMemParts)
 	md := compile(t, "Flat")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/lake"
 )
@@ -482,7 +483,7 @@ func (e *liveEnv) counterMatches(t *testing.T, name string, count func(ingest.Li
 // ingest view through the console's /api/live, as the page does.
 func TestIngestCLI_Console(t *testing.T) {
 	const n, parts = 4000, 2
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	produce(t, addrs, parts, flatValues(t, md, 0, n), time.Now())

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // TestLong_IngestMemoryBounded checks that quiver ingest's memory is set
@@ -21,7 +23,7 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 	if !longTests {
 		t.Skip("set QUIVER_LONG_TESTS=1")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	md := compile(t, "Flat")
 	peak := func(n int) float64 {
 		t.Helper()
