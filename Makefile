@@ -4,12 +4,16 @@
 GO      ?= go
 TAGS    := duckdb_arrow
 BIN     := bin/quiver
+BENCH   := bin/quiver-bench
 export CGO_ENABLED := 1
 
 .PHONY: build run install test long-test race lint deps s3 bench bench-clients interop clean console-assets
 
+# build makes the server and CLI, bin/quiver, and beside it the benchmark
+# harness, bin/quiver-bench, which runs bin/quiver as its server.
 build: console-assets
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/quiver
+	$(GO) build -tags $(TAGS) -o $(BENCH) ./cmd/quiver-bench
 
 # console-assets installs the web console's libraries (apache-arrow and
 # uPlot) from console/web's pinned lockfile with npm ci, into
@@ -83,13 +87,13 @@ BENCH_SIZES ?= 1M,5M,10M
 BENCH_REPS  ?= 3
 bench: build deps
 	@mkdir -p out/bench
-	./$(BIN) bench transport --reps $(BENCH_REPS) --json out/bench/transport.json --plot out/bench/transport.svg
+	./$(BENCH) transport --reps $(BENCH_REPS) --json out/bench/transport.json --plot out/bench/transport.svg
 	@dsn=$$(scripts/mariadb.sh start /tmp/quiver-mariadb 3307) && \
-	./$(BIN) bench fetch --protocols flight,mysql --mariadb "$$dsn" --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) \
+	./$(BENCH) fetch --protocols flight,mysql --mariadb "$$dsn" --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) \
 		--json out/bench/fetch.json --plot out/bench/fetch.svg; \
 	status=$$?; scripts/mariadb.sh stop /tmp/quiver-mariadb; exit $$status
-	./$(BIN) bench ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
-	./$(BIN) bench kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
+	./$(BENCH) ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
+	./$(BENCH) kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
 
 # bench-clients reproduces the tables of the clients users bring: pandas
 # (seed table 2), JDBC and raw Java batches, and Parquet writers (seed 000).
@@ -98,6 +102,6 @@ bench-clients: build
 	@[ -x .venv/bin/python ] && [ -f interop/java/target/bench-classpath.txt ] || \
 		{ echo "bench-clients needs .venv and the Java build: run make interop once"; exit 1; }
 	@mkdir -p out/bench
-	./$(BIN) bench pandas --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) --json out/bench/pandas.json --plot out/bench/pandas.svg
-	./$(BIN) bench jdbc --reps $(BENCH_REPS) --json out/bench/jdbc.json --plot out/bench/jdbc.svg
-	./$(BIN) bench parquet --reps $(BENCH_REPS) --json out/bench/parquet.json --plot out/bench/parquet.svg
+	./$(BENCH) pandas --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) --json out/bench/pandas.json --plot out/bench/pandas.svg
+	./$(BENCH) jdbc --reps $(BENCH_REPS) --json out/bench/jdbc.json --plot out/bench/jdbc.svg
+	./$(BENCH) parquet --reps $(BENCH_REPS) --json out/bench/parquet.json --plot out/bench/parquet.svg

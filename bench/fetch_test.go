@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
@@ -39,7 +40,7 @@ func TestFetch_Small(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds quiver and runs a server")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 20_000

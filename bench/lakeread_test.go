@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 )
@@ -121,7 +122,7 @@ func TestLakeRead_Small(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds quiver and runs a server")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 200_000

@@ -28,7 +28,7 @@ import (
 // The link suite: DoGet over a bandwidth-limited link, compressed against
 // uncompressed. Two network namespaces joined by a veth pair, each end
 // shaped with a tbf qdisc, the server (`quiver serve`) in one and the
-// client (`quiver bench link-client`, a subprocess) in the other. The
+// client (`quiver-bench link-client`, a subprocess) in the other. The
 // addresses are a /30 that exists only inside those namespaces, so no
 // traffic leaves them; both namespaces are deleted on every exit path
 // (deleting a namespace deletes its veth end, and with it the pair).
@@ -40,8 +40,11 @@ var ErrLinkUnavailable = errors.New("shaped link unavailable")
 
 // LinkConfig configures the link suite.
 type LinkConfig struct {
-	// Bin is the quiver binary, run as the server and as the client.
-	Bin       string
+	// Bin is the quiver binary, run as the server.
+	Bin string
+	// BenchBin is the quiver-bench binary, run as the client
+	// (quiver-bench link-client) and the raw TCP source beside it.
+	BenchBin  string
 	Workloads []workload.Workload // num20, str20
 	Rows      int64
 	// Compressions are what the client asks for: none, lz4, zstd, auto.
@@ -352,7 +355,7 @@ func (p *nsProc) Stop() {
 	}
 }
 
-// LinkFetch is what `quiver bench link-client` prints: one timed fetch.
+// LinkFetch is what `quiver-bench link-client` prints: one timed fetch.
 type LinkFetch struct {
 	Millis float64 `json:"ms"`
 	Rows   int64   `json:"rows"`
@@ -433,10 +436,10 @@ func RecvTCP(addr string, n int64) (LinkFetch, error) {
 	return LinkFetch{Millis: float64(time.Since(start).Microseconds()) / 1000, Bytes: got}, nil
 }
 
-// clientRun runs `quiver bench link-client` (in ns unless empty) and
+// clientRun runs `quiver-bench link-client` (in ns unless empty) and
 // returns the fetch it prints.
 func clientRun(ctx context.Context, ns, bin string, args ...string) (report.Sample, error) {
-	name, argv := bin, append([]string{"bench", "link-client"}, args...)
+	name, argv := bin, append([]string{"link-client"}, args...)
 	if ns != "" {
 		name, argv = "ip", append([]string{"netns", "exec", ns, bin}, argv...)
 	}
@@ -481,7 +484,7 @@ func linkPhase(ctx context.Context, cfg LinkConfig, db string, r *report.Report)
 		return err
 	}
 	defer srv.Stop()
-	tcp, err := startNS(ctx, l.srvNS, "tcp", cfg.Bin, "bench", "link-client", "--tcp-serve", l.srvAddr+":0")
+	tcp, err := startNS(ctx, l.srvNS, "tcp", cfg.BenchBin, "link-client", "--tcp-serve", l.srvAddr+":0")
 	if err != nil {
 		return err
 	}
@@ -499,7 +502,7 @@ func loopbackPhase(ctx context.Context, cfg LinkConfig, db string, r *report.Rep
 		return err
 	}
 	defer srv.Stop()
-	tcp, err := startNS(ctx, "", "tcp", cfg.Bin, "bench", "link-client", "--tcp-serve", "127.0.0.1:0")
+	tcp, err := startNS(ctx, "", "tcp", cfg.BenchBin, "link-client", "--tcp-serve", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -520,7 +523,7 @@ func fetchTable(ctx context.Context, cfg LinkConfig, r *report.Report, name, tit
 		var cs []report.Contender
 		for _, comp := range cfg.Compressions {
 			cs = append(cs, report.Contender{Name: comp, Run: func() (report.Sample, error) {
-				return clientRun(ctx, ns, cfg.Bin, "--server", flightAddr, "--user", "bench", "--password", pw,
+				return clientRun(ctx, ns, cfg.BenchBin, "--server", flightAddr, "--user", "bench", "--password", pw,
 					"--compression", comp, "--query", q)
 			}})
 		}
@@ -530,7 +533,7 @@ func fetchTable(ctx context.Context, cfg LinkConfig, r *report.Report, name, tit
 			return err
 		}
 		cs = append(cs, report.Contender{Name: "raw TCP", Run: func() (report.Sample, error) {
-			return clientRun(ctx, ns, cfg.Bin, "--tcp-recv", tcpAddr, "--bytes", strconv.FormatInt(first.Bytes, 10))
+			return clientRun(ctx, ns, cfg.BenchBin, "--tcp-recv", tcpAddr, "--bytes", strconv.FormatInt(first.Bytes, 10))
 		}})
 		stats, err := report.Alternate(cfg.Reps, cs...)
 		if err != nil {

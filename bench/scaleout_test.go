@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 func TestScaleOutNet(t *testing.T) {
@@ -122,7 +123,7 @@ func TestScaleOut_Small(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2 (ip, tc)")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 300_000

@@ -23,7 +23,7 @@ import (
 // batch is inserted waits for its turn to commit; the others go on
 // inserting meanwhile. On the 2-core build machine the flat pipeline ran
 // at 0.41-0.42x of DuckDB's native insert with 2 inserters, 0.44-0.45x
-// with 3 and 0.45-0.46x with 4 (`quiver bench kafka --inserters N`); 6
+// with 3 and 0.45-0.46x with 4 (`quiver-bench kafka --inserters N`); 6
 // and 8 gained nothing more. Each inserter holds one decoded batch.
 const DefaultInserters = 4
 

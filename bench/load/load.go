@@ -30,6 +30,9 @@ import (
 type Config struct {
 	// Bin is the quiver binary to run as the server.
 	Bin string
+	// BenchBin is the quiver-bench binary, run as the client processes
+	// (quiver-bench load-clients) and the probe (quiver-bench probe).
+	BenchBin string
 	// Dir holds the server's database and users file; a fresh temporary
 	// directory when empty.
 	Dir string
@@ -61,7 +64,7 @@ type Config struct {
 	// else running. 0: 10 s.
 	Idle time.Duration
 	// ClientProcs, above 1, runs each loaded window's clients in that
-	// many processes of their own (quiver bench load-clients), each with
+	// many processes of their own (quiver-bench load-clients), each with
 	// its share of every protocol, instead of in the bench's: clients on
 	// machines of their own share no Go scheduler, where a small query's
 	// reply waits to run behind the other clients' decoding. The chaos
@@ -166,6 +169,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Bin == "":
 		return errors.New("load: no quiver binary")
+	case c.BenchBin == "" && (c.ClientProcs > 1 || c.Probe):
+		return errors.New("load: no quiver-bench binary to run the client processes and the probe")
 	case len(c.Clients) == 0:
 		return errors.New("load: no client levels")
 	case c.Duration <= 0:

@@ -50,7 +50,7 @@ func TestLong_LoadChaos(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+20*time.Minute)
 	defer cancel()
 	cfg := Config{
-		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
+		Bin: bin, BenchBin: testsvc.BenchBinary(t), Dir: t.TempDir(), ServerFlags: loadServerFlags(),
 		Clients: []int{clients}, Warmup: 10 * time.Second, Duration: dur, Idle: 10 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 1_000_000,
 		AbortStreams: 1000, AbortRounds: 3, AbortParallel: 100, Settle: 5 * time.Second,

@@ -41,7 +41,7 @@ func TestLoad_Short(t *testing.T) {
 	cfg := Config{
 		// The server runs at the test's own priority (ServerNice 0):
 		// the other packages' tests run beside it, at that priority too.
-		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(),
+		Bin: bin, BenchBin: testsvc.BenchBinary(t), Dir: t.TempDir(), ServerFlags: loadServerFlags(),
 		Clients: []int{60}, Warmup: 3 * time.Second, Duration: 12 * time.Second, Idle: 2 * time.Second,
 		MySQLShare: 0.2, WriteShare: 0.1, FetchRows: 100_000, AggRows: 5_000, Probe: true,
 		// 1M rows (33 MB) outgrow a stream's flow-control window, so the

@@ -126,7 +126,7 @@ func probe(ctx context.Context, cfg ProbeConfig) (*latencies, int, error, error)
 	return lat, failed, first, nil
 }
 
-// probeProc is a probe running as a process of its own (quiver bench
+// probeProc is a probe running as a process of its own (quiver-bench
 // probe), so that its client shares no Go runtime with the load's
 // clients: what it sees is what any other client on the machine would.
 type probeProc struct {
@@ -144,7 +144,7 @@ func (l *suite) startProbe(ctx context.Context, until time.Time) (*probeProc, er
 	}
 	out.Close()
 	p := &probeProc{out: out.Name()}
-	p.cmd = exec.CommandContext(ctx, l.cfg.Bin, "bench", "probe", "--reps", "1", "--json", p.out,
+	p.cmd = exec.CommandContext(ctx, l.cfg.BenchBin, "probe", "--reps", "1", "--json", p.out,
 		"--flight", l.target.flight, "--user", l.target.user,
 		"--sql", l.q.pointTemplate(), "--ids", fmt.Sprint(l.q.rows),
 		"--until", until.UTC().Format(time.RFC3339Nano))

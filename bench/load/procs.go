@@ -19,7 +19,7 @@ import (
 )
 
 // A loaded window's clients can run in processes of their own
-// (Config.ClientProcs), each holding a share of them: `quiver bench
+// (Config.ClientProcs), each holding a share of them: `quiver-bench
 // load-clients`, which RunClients runs. Clients on machines of their own
 // share no Go scheduler; a thousand in one process do, and a small query's
 // reply there waits to run behind every other client's decoding (README,
@@ -277,7 +277,7 @@ func (l *suite) startClientProc(ctx context.Context, i int, spec ClientsSpec, sh
 	}
 	p := &clientProc{out: filepath.Join(l.dir, fmt.Sprintf("clients-%d-out.json", i)), clients: share}
 	os.Remove(p.out)
-	p.cmd = exec.CommandContext(ctx, l.cfg.Bin, "bench", "load-clients", "--spec", specPath, "--out", p.out)
+	p.cmd = exec.CommandContext(ctx, l.cfg.BenchBin, "load-clients", "--spec", specPath, "--out", p.out)
 	// The password goes by the environment, never the command line.
 	p.cmd.Env = append(os.Environ(), "QUIVER_PASSWORD="+l.target.password)
 	p.cmd.Stderr = &p.logs

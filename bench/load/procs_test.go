@@ -82,7 +82,7 @@ func TestLoad_ClientProcs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cfg := Config{
-		Bin: bin, Dir: t.TempDir(), ServerFlags: loadServerFlags(), ClientProcs: 3,
+		Bin: bin, BenchBin: testsvc.BenchBinary(t), Dir: t.TempDir(), ServerFlags: loadServerFlags(), ClientProcs: 3,
 		Clients: []int{20}, Warmup: 2 * time.Second, Duration: 8 * time.Second, Idle: time.Second,
 		MySQLShare: 0.2, FetchRows: 50_000, AggRows: 5_000,
 	}

@@ -43,7 +43,7 @@ func suiteReport(cfg Config, flags []string, out *outcome) *report.Report {
 	}
 	waiters := "the bench process's goroutines"
 	if cfg.ClientProcs > 1 {
-		note += fmt.Sprintf(" A loaded level's clients run in %d processes of their own (quiver bench load-clients), each with its share of both protocols, "+
+		note += fmt.Sprintf(" A loaded level's clients run in %d processes of their own (quiver-bench load-clients), each with its share of both protocols, "+
 			"as clients on machines of their own share no Go scheduler; the idle clients run in the bench's.", cfg.ClientProcs)
 		waiters = "the client processes' goroutines"
 	}
@@ -78,7 +78,7 @@ func suiteReport(cfg Config, flags []string, out *outcome) *report.Report {
 		Columns: []string{"clients", "Flight fetches", "Flight p50 s", "Flight p99 s", "MySQL fetches", "MySQL p50 s", "MySQL p99 s", "cut short"},
 	}
 	probes := &report.Table{
-		Title: "Load: point lookups from a process of its own (quiver bench probe), against the same probe idle",
+		Title: "Load: point lookups from a process of its own (quiver-bench probe), against the same probe idle",
 		Note: "One Flight SQL client, one point lookup at a time, in a process beside the bench's: it shares the cores with the load " +
 			"but not the bench's Go runtime, whose scheduler runs the load's clients' decoding ahead of a small query's reply.",
 		Columns: []string{"clients", "probe queries", "failed", "probe p50 ms", "probe p99 ms", "idle p50 ms", "idle p99 ms", "p99 / idle p99"},

@@ -69,7 +69,7 @@ func (r *Report) Add(table, cas string, s Stat) {
 
 // Print writes the report's tables as aligned text.
 func (r *Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "quiver bench %s — %s, %d alternated runs per figure (median; ± is the min–max spread)\n", r.Suite, r.Machine, r.Reps)
+	fmt.Fprintf(w, "quiver-bench %s — %s, %d alternated runs per figure (median; ± is the min–max spread)\n", r.Suite, r.Machine, r.Reps)
 	for _, t := range r.Tables {
 		fmt.Fprintf(w, "\n%s\n", t.Title)
 		if t.Note != "" {

@@ -1,5 +1,5 @@
 // Package stages measures the ingest pipeline one stage at a time, for
-// `quiver bench kafka`: Kafka to memory, Protobuf to Arrow, Arrow into
+// `quiver-bench kafka`: Kafka to memory, Protobuf to Arrow, Arrow into
 // DuckDB, DuckDB's native INSERT … SELECT of the same rows as the
 // baseline, and the whole pipeline, over a topic of generated messages
 // (bench.proto). It drives package ingest from outside, through what

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -369,7 +370,7 @@ func shellExpand(words []string) (args []string, stdoutFile string) {
 // holding the files they name, against a server with an orders table.
 func TestReadme_LoadAndQueryAsWritten(t *testing.T) {
 	var cmds []string
-	for _, c := range readmeCommands(t, "quiver ") {
+	for _, c := range readme.Commands(t, "quiver ") {
 		if (strings.HasPrefix(c, "quiver load ") || strings.HasPrefix(c, "quiver query ")) && !strings.Contains(c, "--server") {
 			cmds = append(cmds, c)
 		}
@@ -400,7 +401,7 @@ func TestReadme_LoadAndQueryAsWritten(t *testing.T) {
 	}
 	for _, line := range cmds {
 		t.Logf("README: %s", line)
-		args, redirect := shellExpand(shellWords(t, line))
+		args, redirect := shellExpand(readme.ShellWords(t, line))
 		code, out, errOut := runQuiver(t, args[1:]...)
 		if code != 0 {
 			t.Fatalf("%s: exit status %d: %s", line, code, errOut)

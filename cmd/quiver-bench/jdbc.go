@@ -16,19 +16,20 @@ import (
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("jdbc", benchSuite{"seed 000 aspects 1 and 2: Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("jdbc", suite{"seed 000 aspects 1 and 2: Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg jdbcConfig
 		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
 		fs.Int64Var(&cfg.warmupRows, "warmup-rows", 200_000, "rows each contender reads once, untimed, before a workload's timed runs (0: no warm-up)")
 		cfg.java.register(fs)
-		return func(ctx context.Context, reps int) (*report.Report, error) {
-			cfg.reps = reps
+		return func(ctx context.Context, e env) (*report.Report, error) {
+			cfg.env = e
 			return runJDBC(ctx, cfg)
 		}
 	}})
@@ -37,8 +38,8 @@ func init() {
 type jdbcConfig struct {
 	workloads, sizes string
 	warmupRows       int64
-	reps             int
 	java             javaSide
+	env              env
 }
 
 // javaSide is where the Java half of the jdbc and parquet suites is:
@@ -57,11 +58,11 @@ func (j *javaSide) register(fs *flag.FlagSet) {
 // check makes sure the Java side can run, before any server starts.
 func (j javaSide) check(class string) error {
 	if _, err := exec.LookPath(j.java); err != nil {
-		return usagef("%s not found: install a JDK 17 (apt-get install openjdk-17-jdk-headless), or pass --java", j.java)
+		return cli.Usagef("%s not found: install a JDK 17 (apt-get install openjdk-17-jdk-headless), or pass --java", j.java)
 	}
 	for _, p := range []string{filepath.Join(j.dir, "classes", "dev", "quiver", "bench", class+".class"), filepath.Join(j.dir, "bench-classpath.txt")} {
 		if _, err := os.Stat(p); err != nil {
-			return usagef("%s not found: run `make interop` once to build interop/java, or pass --java-dir", p)
+			return cli.Usagef("%s not found: run `make interop` once to build interop/java, or pass --java-dir", p)
 		}
 	}
 	return nil
@@ -85,10 +86,10 @@ func (j javaSide) command(ctx context.Context, class string, args ...string) (*e
 
 // startSeedServer starts `quiver serve` (Flight and MySQL) on a database
 // in dir and generates each workload's table with maxRows rows.
-func startSeedServer(ctx context.Context, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*serveproc.Proc, error) {
-	bin, err := os.Executable()
+func startSeedServer(ctx context.Context, e env, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*serveproc.Proc, error) {
+	bin, err := e.quiver()
 	if err != nil {
-		return nil, fmt.Errorf("find the quiver binary: %w", err)
+		return nil, err
 	}
 	srv, err := serveproc.Start(ctx, bin, filepath.Join(dir, "bench.duckdb"), true, extra...)
 	if err != nil {
@@ -119,16 +120,16 @@ func startSeedServer(ctx context.Context, dir string, ws []workload.Workload, ma
 func parseSeedCases(workloads, sizes string) ([]workload.Workload, []int64, error) {
 	ws, err := workload.Parse(workloads)
 	if err != nil {
-		return nil, nil, usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	for _, w := range ws {
 		if w.Name == "id" {
-			return nil, nil, usagef("workload id is not in seed 000's Java tables: use str20, num20")
+			return nil, nil, cli.Usagef("workload id is not in seed 000's Java tables: use str20, num20")
 		}
 	}
 	ns, err := bench.ParseSizes(sizes)
 	if err != nil {
-		return nil, nil, usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	return ws, ns, nil
 }
@@ -151,7 +152,7 @@ func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 		return nil, err
 	}
 	if cfg.warmupRows < 0 {
-		return nil, usagef("--warmup-rows must be 0 or more")
+		return nil, cli.Usagef("--warmup-rows must be 0 or more")
 	}
 	if err := cfg.java.check("JdbcBench"); err != nil {
 		return nil, err
@@ -161,14 +162,14 @@ func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := startSeedServer(ctx, dir, ws, maxOf(ns))
+	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxOf(ns))
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Stop()
 
 	args := []string{"--flight", srv.FlightAddr, "--mysql", srv.MySQLAddr,
-		"--reps", fmt.Sprint(cfg.reps), "--warmup-rows", fmt.Sprint(cfg.warmupRows)}
+		"--reps", fmt.Sprint(cfg.env.reps), "--warmup-rows", fmt.Sprint(cfg.warmupRows)}
 	for _, w := range ws {
 		for _, n := range ns {
 			args = append(args, "--case", fmt.Sprintf("%s:%d:%s", w.Name, n, w.Query(n)))
@@ -187,7 +188,7 @@ func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		return nil, fmt.Errorf("read JdbcBench's output: %w", err)
 	}
-	return jdbcReport(out, cfg.reps), nil
+	return jdbcReport(out, cfg.env.reps), nil
 }
 
 // jdbcAnchors are seed 000's speedups over MySQL JDBC (StarRocks): aspect

@@ -17,11 +17,12 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 func init() {
-	registerSuite("lake", benchSuite{"Kafka → Iceberg on a local S3 store, against the Kafka → DuckDB pipeline alone", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("lake", suite{"Kafka → Iceberg on a local S3 store, against the Kafka → DuckDB pipeline alone", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg bench.LakeConfig
 		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
 		partitions := fs.Int("partitions", 4, "topic partitions")
@@ -37,24 +38,24 @@ func init() {
 		cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole suite (set-up and all runs) to this file")
 		verbose := fs.Bool("verbose", false, "log the pipeline's rotations and lake commits to stderr")
 		fs.StringVar(&cfg.Bucket, "bucket", "quiver-bench", "bucket of the warehouse, s3://BUCKET/bench-<random> (with --s3 it must exist)")
-		return func(ctx context.Context, reps int) (*report.Report, error) {
+		return func(ctx context.Context, e env) (*report.Report, error) {
 			if cfg.Messages < 1 || *partitions < 1 || *rotateMB < 1 {
-				return nil, usagef("--messages, --partitions and --rotate-mb must be positive")
+				return nil, cli.Usagef("--messages, --partitions and --rotate-mb must be positive")
 			}
 			if cfg.Decoders < 0 || cfg.Inserters < 0 || *fetchPartMB < 0 || *fetchMaxMB < 0 {
-				return nil, usagef("--decoders, --inserters, --fetch-partition-mb and --fetch-max-mb must not be negative")
+				return nil, cli.Usagef("--decoders, --inserters, --fetch-partition-mb and --fetch-max-mb must not be negative")
 			}
 			if cfg.Bucket == "" {
-				return nil, usagef("--bucket is empty")
+				return nil, cli.Usagef("--bucket is empty")
 			}
 			if *s3 == "" && (*region != "" || *accessKey != "" || *secretKey != "") {
-				return nil, usagef("--s3-region, --s3-access-key and --s3-secret-key go with --s3")
+				return nil, cli.Usagef("--s3-region, --s3-access-key and --s3-secret-key go with --s3")
 			}
 			cfg.FetchPartitionBytes = int32(min(*fetchPartMB, 1024)) << 20
 			cfg.FetchMaxBytes = int32(min(*fetchMaxMB, 1024)) << 20
 			cfg.Partitions = int32(*partitions)
 			cfg.RotateBytes = int64(*rotateMB) << 20
-			cfg.Reps = reps
+			cfg.Reps = e.reps
 			if *verbose {
 				cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 			}
@@ -72,7 +73,7 @@ func init() {
 			if *s3 != "" {
 				u, err := url.Parse(*s3)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return nil, usagef("--s3 %q: give the endpoint URL, like http://127.0.0.1:8333", *s3)
+					return nil, cli.Usagef("--s3 %q: give the endpoint URL, like http://127.0.0.1:8333", *s3)
 				}
 				cfg.S3 = iceberg.S3Config{Endpoint: *s3, Region: *region, PathStyle: true, AccessKeyID: *accessKey, SecretAccessKey: *secretKey}
 				cfg.Store = "S3 at " + u.Host

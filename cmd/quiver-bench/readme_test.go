@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
+
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/quiverdata/quiver/internal/readme"
 )
 
 // TestReadme_GoBenchCommandsName checks the README's go test commands
@@ -14,14 +18,14 @@ import (
 // package's tests define. (The benchmarks themselves take minutes; this
 // keeps the commands from drifting away from them.)
 func TestReadme_GoBenchCommandsName(t *testing.T) {
-	cmds := readmeCommands(t, "go test ")
+	cmds := readme.Commands(t, "go test ")
 	if len(cmds) == 0 {
 		t.Fatal("the README shows no go test command")
 	}
 	benchFunc := regexp.MustCompile(`(?m)^func (Benchmark\w+)\(b \*testing\.B\)`)
 	for _, line := range cmds {
 		t.Logf("README: %s", line)
-		words := shellWords(t, line)
+		words := readme.ShellWords(t, line)
 		var pattern, pkg string
 		var testArgs []string
 		for i := 2; i < len(words); i++ {
@@ -75,18 +79,18 @@ func TestReadme_GoBenchCommandsName(t *testing.T) {
 	}
 }
 
-// TestReadme_BenchCommandsParse checks the README's quiver bench commands
+// TestReadme_BenchCommandsParse checks the README's quiver-bench commands
 // as written: each names a suite, and the suite takes every flag given.
 // (Running them takes minutes to hours; the figures beside them say how
 // they were measured.)
 func TestReadme_BenchCommandsParse(t *testing.T) {
-	cmds := readmeCommands(t, "quiver bench ")
+	cmds := readme.Commands(t, "quiver-bench ")
 	if len(cmds) < 5 {
-		t.Fatalf("found %d quiver bench commands in the README, want at least 5", len(cmds))
+		t.Fatalf("found %d quiver-bench commands in the README, want at least 5", len(cmds))
 	}
 	for _, line := range cmds {
-		words := shellWords(t, line)
-		if _, err := parseBench(words[2:]); err != nil {
+		words := readme.ShellWords(t, line)
+		if _, err := parseSuite(words[1:], io.Discard, io.Discard); err != nil {
 			t.Errorf("README: %s: %v", line, err)
 		}
 	}

@@ -20,11 +20,12 @@ import (
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("parquet", benchSuite{"seed 000 aspect 3: a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("parquet", suite{"seed 000 aspect 3: a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg parquetConfig
 		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
@@ -32,8 +33,8 @@ func init() {
 		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with ADBC and PyArrow (`make interop` installs .venv)")
 		fs.StringVar(&cfg.script, "script", "interop/python/bench_parquet.py", "the Python side of the benchmark")
 		cfg.java.register(fs)
-		return func(ctx context.Context, reps int) (*report.Report, error) {
-			cfg.reps = reps
+		return func(ctx context.Context, e env) (*report.Report, error) {
+			cfg.env = e
 			return runParquet(ctx, cfg)
 		}
 	}})
@@ -42,8 +43,8 @@ func init() {
 type parquetConfig struct {
 	workloads, sizes, python, script string
 	warmupRows                       int64
-	reps                             int
 	java                             javaSide
+	env                              env
 }
 
 // parquetCodecs are the seed's two: DuckDB's, parquet-hadoop's and the
@@ -86,19 +87,19 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) 
 		return nil, err
 	}
 	if cfg.warmupRows < 0 {
-		return nil, usagef("--warmup-rows must be 0 or more")
+		return nil, cli.Usagef("--warmup-rows must be 0 or more")
 	}
 	if err := cfg.java.check("ParquetBench"); err != nil {
 		return nil, err
 	}
 	for _, f := range []string{cfg.python, cfg.script} {
 		if _, err := os.Stat(f); err != nil {
-			return nil, usagef("%s not found: run `make interop` once to install .venv, or pass --python and --script", f)
+			return nil, cli.Usagef("%s not found: run `make interop` once to install .venv, or pass --python and --script", f)
 		}
 	}
-	bin, err := os.Executable()
+	bin, err := cfg.env.quiver()
 	if err != nil {
-		return nil, fmt.Errorf("find the quiver binary: %w", err)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "quiver-bench-parquet-")
 	if err != nil {
@@ -109,7 +110,7 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) 
 	if err := os.Mkdir(outDir, 0o700); err != nil {
 		return nil, err
 	}
-	srv, err := startSeedServer(ctx, dir, ws, maxOf(ns), "--export-root", exportRoot)
+	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxOf(ns), "--export-root", exportRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) 
 		}
 		for _, n := range ns {
 			fmt.Fprintf(os.Stderr, "bench parquet: %s %d rows\n", w.Name, n)
-			for range cfg.reps {
+			for range cfg.env.reps {
 				for _, codec := range parquetCodecs {
 					for _, ct := range parquetContenders {
 						d, size, err := one(ct.key, w, n, codec)
@@ -217,7 +218,7 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) 
 			}
 		}
 	}
-	return parquetReport(out, cfg.reps), nil
+	return parquetReport(out, cfg.env.reps), nil
 }
 
 // checkParquet reads the file at path back with DuckDB: it must hold rows

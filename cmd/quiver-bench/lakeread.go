@@ -3,41 +3,40 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
-	registerSuite("lakeread", benchSuite{"a lake table scan served from a file:// lake, against a scan of the same rows in the database; and partition pruning", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("lakeread", suite{"a lake table scan served from a file:// lake, against a scan of the same rows in the database; and partition pruning", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg bench.LakeReadConfig
 		lf := registerLakeFileFlags(fs, &cfg.Dir, &cfg.FetchParallel, &cfg.Files)
 		workloads := fs.String("workloads", "num20,str20", "workloads to scan: num20, str20")
 		fs.BoolVar(&cfg.SkipPruning, "skip-pruning", false, "skip the partitioned table and its pruning figure")
-		return func(ctx context.Context, reps int) (*report.Report, error) {
+		return func(ctx context.Context, e env) (*report.Report, error) {
 			ws, err := workload.Parse(*workloads)
 			if err != nil {
-				return nil, usagef("%v", err)
+				return nil, cli.Usagef("%v", err)
 			}
 			for _, w := range ws {
 				if w.Name == "id" {
-					return nil, usagef("--workloads: id is not a lake table; use num20 or str20")
+					return nil, cli.Usagef("--workloads: id is not a lake table; use num20 or str20")
 				}
 			}
 			if err := lf.check(); err != nil {
 				return nil, err
 			}
-			bin, err := os.Executable()
+			bin, err := e.quiver()
 			if err != nil {
-				return nil, fmt.Errorf("find the quiver binary: %w", err)
+				return nil, err
 			}
-			cfg.Bin, cfg.Workloads, cfg.Reps = bin, ws, reps
+			cfg.Bin, cfg.Workloads, cfg.Reps = bin, ws, e.reps
 			cfg.Rows, cfg.PartBytes = lf.rowCount, lf.partMB<<20
 			return bench.LakeRead(ctx, cfg)
 		}
@@ -75,21 +74,21 @@ func registerLakeFileFlags(fs *flag.FlagSet, dir *string, fetchParallel *int, fi
 func (f *lakeFileFlags) check() error {
 	ns, err := bench.ParseSizes(f.rows)
 	if err != nil || len(ns) != 1 {
-		return usagef("bad --rows %q: one size, e.g. 10M", f.rows)
+		return cli.Usagef("bad --rows %q: one size, e.g. 10M", f.rows)
 	}
 	f.rowCount = ns[0]
 	if f.fileMB < 1 || f.files.RowGroups < 1 {
-		return usagef("--file-mb and --file-row-groups must be at least 1")
+		return cli.Usagef("--file-mb and --file-row-groups must be at least 1")
 	}
 	if f.partMB < 0 || *f.fetchParallel < 0 {
-		return usagef("--part-mb and --fetch-parallel must not be negative")
+		return cli.Usagef("--part-mb and --fetch-parallel must not be negative")
 	}
 	if !slices.Contains(bench.LakeFileCompressions, f.files.Compression) {
-		return usagef("unknown --file-compression %q: use %s", f.files.Compression, strings.Join(bench.LakeFileCompressions, ", "))
+		return cli.Usagef("unknown --file-compression %q: use %s", f.files.Compression, strings.Join(bench.LakeFileCompressions, ", "))
 	}
 	v, err := lake.ParseParquetVersion(f.files.ParquetVersion)
 	if err != nil {
-		return usagef("unknown --parquet-version %q: use %s", strings.ToUpper(f.files.ParquetVersion), strings.Join(lake.ParquetVersions, " or "))
+		return cli.Usagef("unknown --parquet-version %q: use %s", strings.ToUpper(f.files.ParquetVersion), strings.Join(lake.ParquetVersions, " or "))
 	}
 	f.files.ParquetVersion = v
 	f.files.Bytes = f.fileMB << 20

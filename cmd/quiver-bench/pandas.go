@@ -13,19 +13,20 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func init() {
-	registerSuite("pandas", benchSuite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("pandas", suite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg pandasConfig
 		fs.StringVar(&cfg.workloads, "workloads", "id,num20,str20", "workloads to run")
 		fs.StringVar(&cfg.sizes, "sizes", "1M,5M,10M", "row counts (e.g. 100K,1M for a quick run)")
 		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with pandas, ADBC and PyMySQL (`make interop` installs .venv)")
 		fs.StringVar(&cfg.script, "script", "interop/python/bench_pandas.py", "the Python side of the benchmark")
 		fs.IntVar(&cfg.warmup, "warmup", 1, "untimed runs of each contender before the timed ones")
-		return func(ctx context.Context, reps int) (*report.Report, error) {
-			cfg.reps = reps
+		return func(ctx context.Context, e env) (*report.Report, error) {
+			cfg.env = e
 			return runPandas(ctx, cfg)
 		}
 	}})
@@ -33,7 +34,8 @@ func init() {
 
 type pandasConfig struct {
 	workloads, sizes, python, script string
-	reps, warmup                     int
+	warmup                           int
+	env                              env
 }
 
 // pandasAnchors are seed table 2's speedups (StarRocks, ADBC over PyMySQL).
@@ -60,14 +62,14 @@ type pandasOutput struct {
 func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	ws, err := workload.Parse(cfg.workloads)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	ns, err := bench.ParseSizes(cfg.sizes)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	if cfg.warmup < 0 {
-		return nil, usagef("--warmup must be 0 or more")
+		return nil, cli.Usagef("--warmup must be 0 or more")
 	}
 	for _, f := range []string{cfg.python, cfg.script} {
 		if _, err := os.Stat(f); err != nil {
@@ -83,14 +85,14 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	for _, n := range ns {
 		maxRows = max(maxRows, n)
 	}
-	srv, err := startSeedServer(ctx, dir, ws, maxRows)
+	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Stop()
 
 	args := []string{cfg.script, "--flight", srv.FlightAddr, "--mysql", srv.MySQLAddr,
-		"--reps", fmt.Sprint(cfg.reps), "--warmup", fmt.Sprint(cfg.warmup)}
+		"--reps", fmt.Sprint(cfg.env.reps), "--warmup", fmt.Sprint(cfg.warmup)}
 	for _, w := range ws {
 		for _, n := range ns {
 			args = append(args, "--case", fmt.Sprintf("%s:%d:%s", w.Name, n, w.Query(n)))
@@ -106,7 +108,7 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		return nil, fmt.Errorf("read %s's output: %w", cfg.script, err)
 	}
-	return pandasReport(out, cfg.reps), nil
+	return pandasReport(out, cfg.env.reps), nil
 }
 
 // pandasReport lays the results out as seed table 2.

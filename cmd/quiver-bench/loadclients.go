@@ -9,15 +9,16 @@ import (
 
 	"github.com/quiverdata/quiver/bench/load"
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 func init() {
-	registerSuite("load-clients", benchSuite{"a share of bench load's clients in a process of their own (bench load --client-procs starts it; it talks to it over stdin and stdout)", func(fs *flag.FlagSet) func(context.Context, int) (*report.Report, error) {
+	registerSuite("load-clients", suite{"a share of bench load's clients in a process of their own (bench load --client-procs starts it; it talks to it over stdin and stdout)", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		spec := fs.String("spec", "", "the clients to run: a JSON file bench load writes")
 		out := fs.String("out", "", "where to write what they did, as JSON")
-		return func(ctx context.Context, _ int) (*report.Report, error) {
+		return func(ctx context.Context, _ env) (*report.Report, error) {
 			if *spec == "" || *out == "" {
-				return nil, usagef("--spec and --out are required")
+				return nil, cli.Usagef("--spec and --out are required")
 			}
 			b, err := os.ReadFile(*spec)
 			if err != nil {

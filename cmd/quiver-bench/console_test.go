@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,19 +8,22 @@ import (
 	"testing"
 
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/consolepage/consoletest"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
-// TestBenchConsole_Tiny runs quiver bench console on a few thousand rows,
+// TestBenchConsole_Tiny runs quiver-bench console on a few thousand rows,
 // to show that it works end to end: the server and quiver query run as
-// processes of this test binary, the page in headless Chromium. Nothing
-// here is timed; the figures are only checked to be there.
+// processes of a quiver binary built for the test, the page in headless
+// Chromium. Nothing here is timed; the figures are only checked to be
+// there.
 func TestBenchConsole_Tiny(t *testing.T) {
-	chromium := requireBrowser(t)
-	t.Setenv(asCLI, "1") // the test binary is quiver for the processes the bench starts
+	chromium := consoletest.Chromium(t)
 	out := filepath.Join(t.TempDir(), "console.json")
-	code, stdoutText, errOut := runQuiver(t, "bench", "console", "--rows", "5k", "--reps", "2", "--chromium", chromium, "--json", out)
+	code, stdoutText, errOut := runBench(t, "console", "--rows", "5k", "--reps", "2", "--chromium", chromium, "--json", out,
+		"--quiver", testsvc.QuiverBinary(t))
 	if code != 0 {
-		t.Fatalf("bench console: exit %d: %s%s", code, errOut, stdoutText)
+		t.Fatalf("quiver-bench console: exit %d: %s%s", code, errOut, stdoutText)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -56,23 +58,9 @@ func TestBenchConsole_Tiny(t *testing.T) {
 // TestBenchConsole_UsageErrors checks bad flags exit 2 before anything
 // starts.
 func TestBenchConsole_UsageErrors(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"two sizes", []string{"bench", "console", "--rows", "1M,2M"}, "bad --rows"},
-		{"bad size", []string{"bench", "console", "--rows", "lots"}, "bad --rows"},
-		{"unknown flag", []string{"bench", "console", "--nope"}, "flag provided but not defined"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			if code := run(tt.args, &stderr); code != 2 {
-				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr.String())
-			}
-			if !strings.Contains(stderr.String(), tt.want) {
-				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
-			}
-		})
-	}
+	checkUsage(t, []usageCase{
+		{"two sizes", []string{"console", "--rows", "1M,2M"}, "bad --rows"},
+		{"bad size", []string{"console", "--rows", "lots"}, "bad --rows"},
+		{"unknown flag", []string{"console", "--nope"}, "flag provided but not defined"},
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -11,30 +10,16 @@ import (
 // before any server starts.
 func TestBenchJDBC_UsageErrors(t *testing.T) {
 	empty := t.TempDir()
-	for _, tt := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"jdbc unknown workload", []string{"bench", "jdbc", "--workloads", "str20,nope"}, `unknown workload "nope"`},
-		{"jdbc id workload", []string{"bench", "jdbc", "--workloads", "id"}, "workload id is not in seed 000's Java tables"},
-		{"jdbc bad size", []string{"bench", "jdbc", "--sizes", "lots"}, `bad size "LOTS"`},
-		{"jdbc negative warm-up", []string{"bench", "jdbc", "--warmup-rows", "-1"}, "--warmup-rows must be 0 or more"},
-		{"jdbc no java", []string{"bench", "jdbc", "--java", "/nonexistent/java"}, "install a JDK 17"},
-		{"jdbc no build", []string{"bench", "jdbc", "--java-dir", empty}, "run `make interop` once"},
-		{"parquet unknown workload", []string{"bench", "parquet", "--workloads", "nope"}, `unknown workload "nope"`},
-		{"parquet no build", []string{"bench", "parquet", "--java-dir", empty}, "run `make interop` once"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			if code := run(tt.args, &stderr); code != 2 {
-				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr.String())
-			}
-			if !strings.Contains(stderr.String(), tt.want) {
-				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
-			}
-		})
-	}
+	checkUsage(t, []usageCase{
+		{"jdbc unknown workload", []string{"jdbc", "--workloads", "str20,nope"}, `unknown workload "nope"`},
+		{"jdbc id workload", []string{"jdbc", "--workloads", "id"}, "workload id is not in seed 000's Java tables"},
+		{"jdbc bad size", []string{"jdbc", "--sizes", "lots"}, `bad size "LOTS"`},
+		{"jdbc negative warm-up", []string{"jdbc", "--warmup-rows", "-1"}, "--warmup-rows must be 0 or more"},
+		{"jdbc no java", []string{"jdbc", "--java", "/nonexistent/java"}, "install a JDK 17"},
+		{"jdbc no build", []string{"jdbc", "--java-dir", empty}, "run `make interop` once"},
+		{"parquet unknown workload", []string{"parquet", "--workloads", "nope"}, `unknown workload "nope"`},
+		{"parquet no build", []string{"parquet", "--java-dir", empty}, "run `make interop` once"},
+	})
 }
 
 // TestJDBCReport_Layout checks the two seed tables built from JdbcBench's
