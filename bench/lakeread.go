@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +18,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -410,37 +409,15 @@ func probeEndpoints(ctx context.Context, c *client.Client, q string) (int, []str
 // scrapeMetrics reads the named unlabelled metrics from a quiver server's
 // /metrics at addr; a metric it does not list is 0.
 func scrapeMetrics(ctx context.Context, addr string, names ...string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	f, err := scrape.Page(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read metrics: %s", resp.Status)
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	out := make(map[string]float64, len(names))
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !want[name] {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return nil, fmt.Errorf("read metrics: %s: %w", name, err)
-		}
-		out[name] = f
+	for _, n := range names {
+		out[n], _ = f.Value(n, nil)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // announced is the address p announced for what ("quiver: <what>

@@ -20,6 +20,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
@@ -131,15 +133,19 @@ loop:
 		}
 		now := time.Since(start)
 		samples++
-		rss, peak := procMemory(p.cmd.Process.Pid)
-		peakRSS, hwm = max(peakRSS, rss), max(hwm, peak)
+		mem, _ := osfacts.ProcessMemory(p.cmd.Process.Pid)
+		rss := float64(mem.RSS)
+		peakRSS, hwm = max(peakRSS, rss), max(hwm, float64(mem.Peak))
 		for _, s := range sealedSegments(t, db) {
 			sealedMax[s.ID] = max(sealedMax[s.ID], segmentBytes(s))
 		}
-		m := scrape(p.Metrics)
-		if m == nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f, err := scrape.Page(sctx, p.Metrics)
+		cancel()
+		if err != nil {
 			continue // exiting
 		}
+		m := f.Sums()
 		heap, ok := m["go_memstats_heap_inuse_bytes"]
 		if !ok {
 			continue
@@ -269,31 +275,6 @@ func blobValues(t testing.TB, md protoreflect.MessageDescriptor, rng *rand.Rand,
 		out = append(out, b)
 	}
 	return out
-}
-
-// procMemory returns a process's resident set and its peak (VmRSS and
-// VmHWM) in bytes; zeros once it is gone.
-func procMemory(pid int) (rss, hwm float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, val, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
-		if err != nil {
-			continue
-		}
-		if name == "VmRSS" {
-			rss = kb * 1024
-		} else {
-			hwm = kb * 1024
-		}
-	}
-	return rss, hwm
 }
 
 // sealedSegments lists the sealed files beside db; none once it is gone.

@@ -303,16 +303,6 @@ func TestParseClients(t *testing.T) {
 	}
 }
 
-func TestParseGoroutines(t *testing.T) {
-	m := "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 9\n"
-	if got, err := parseGoroutines([]byte(m)); err != nil || got != 42 {
-		t.Errorf("got %d, %v; want 42", got, err)
-	}
-	if _, err := parseGoroutines([]byte("go_threads 9\n")); err == nil {
-		t.Error("no go_goroutines: got no error")
-	}
-}
-
 func TestCompareWrites(t *testing.T) {
 	acked := map[int64]bool{1: true, 2: true, 3: true}
 	wc := compareWrites(acked, map[int64]int64{1: 1, 3: 2, 4: 1})
@@ -392,7 +382,7 @@ func TestStuckOps(t *testing.T) {
 		t.Fatalf("nothing has run for an hour, yet:\n%s", s)
 	}
 	s := stuckOps(clients, ln.Addr().String(), 0)
-	for _, want := range []string{"client 7 (flight) has been in aggregate for", "bench.blockConn.query",
+	for _, want := range []string{"client 7 (flight) has been in aggregate for", "load.blockConn.query",
 		"client 9 (mysql) has been in fetch for", "from " + local, "LISTEN", "ESTAB"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)

@@ -2,12 +2,10 @@ package load
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/scrape"
 )
 
 // adminUser is the admin the load suite's server creates from
@@ -197,35 +196,15 @@ func (s *server) goroutines(ctx context.Context) (int, error) {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	f, err := scrape.Page(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return 0, fmt.Errorf("read server metrics: %w", err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, fmt.Errorf("read server metrics: %w", err)
+	n, ok := f.Value("go_goroutines", nil)
+	if !ok {
+		return 0, errors.New("server metrics have no go_goroutines")
 	}
-	return parseGoroutines(body)
-}
-
-// parseGoroutines finds the go_goroutines sample in a Prometheus text
-// exposition.
-func parseGoroutines(metrics []byte) (int, error) {
-	for _, line := range bytes.Split(metrics, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("go_goroutines ")); ok {
-			f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-			if err != nil {
-				return 0, fmt.Errorf("parse go_goroutines %q: %w", v, err)
-			}
-			return int(f), nil
-		}
-	}
-	return 0, errors.New("server metrics have no go_goroutines")
+	return int(n), nil
 }
 
 func (s *server) logTail() string {
