@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/durable"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -207,12 +208,7 @@ func (s *mainStream) finish() error {
 	if s.err != nil {
 		return fmt.Errorf("write the segment's Parquet stream: %w", s.err)
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
+	return durable.SyncFile(s.path)
 }
 
 // abort ends the stream and removes its file.
@@ -311,7 +307,7 @@ func (m *mainStreamer) seal() (part int, rows int64, err error) {
 	if err := os.Rename(cur.path, final); err != nil {
 		return 0, 0, fmt.Errorf("seal the segment's Parquet stream: %w", err)
 	}
-	if err := lake.SyncDir(m.dir); err != nil {
+	if err := durable.SyncDir(m.dir); err != nil {
 		return 0, 0, fmt.Errorf("seal the segment's Parquet stream: %w", err)
 	}
 	part = m.part

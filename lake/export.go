@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/durable"
 )
 
 // stagingDir is the export tree's work area; hive readers skip names that
@@ -227,7 +228,7 @@ func (e *Exporter) export(ctx context.Context, conn *engine.Conn, seg Segment) (
 		return st, err
 	}
 	for _, f := range files {
-		if err := syncFile(filepath.Join(stage, f)); err != nil {
+		if err := durable.SyncFile(filepath.Join(stage, f)); err != nil {
 			return st, err
 		}
 	}
@@ -237,7 +238,7 @@ func (e *Exporter) export(ctx context.Context, conn *engine.Conn, seg Segment) (
 	if err := os.WriteFile(filepath.Join(stage, movingMarker), nil, 0o644); err != nil {
 		return st, err
 	}
-	if err := syncDir(stage); err != nil {
+	if err := durable.SyncDir(stage); err != nil {
 		return st, err
 	}
 	dirs := map[string]bool{}
@@ -258,7 +259,7 @@ func (e *Exporter) export(ctx context.Context, conn *engine.Conn, seg Segment) (
 		st.Files++
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := durable.SyncDir(d); err != nil {
 			return st, err
 		}
 	}

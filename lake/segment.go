@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/durable"
 )
 
 // Segment is a sealed (rotated) DuckDB file waiting for export.
@@ -71,10 +73,10 @@ func Seal(dbPath, id string) (Segment, error) {
 	}
 	// The rename happened: from here on the segment is sealed whatever
 	// the syncs say, so it is returned with their error.
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return seg, fmt.Errorf("seal %s: %w", dbPath, err)
 	}
-	if err := syncDir(filepath.Dir(dbPath)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(dbPath)); err != nil {
 		return seg, fmt.Errorf("seal %s: %w", dbPath, err)
 	}
 	return seg, nil
@@ -120,37 +122,8 @@ func (s Segment) Remove() error {
 			return fmt.Errorf("remove segment %s: %w", s.ID, err)
 		}
 	}
-	if err := syncDir(filepath.Dir(s.Path)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(s.Path)); err != nil {
 		return fmt.Errorf("remove segment %s: %w", s.ID, err)
-	}
-	return nil
-}
-
-// SyncDir makes a directory's entries (renames, creations) durable.
-func SyncDir(dir string) error { return syncDir(dir) }
-
-// syncDir makes a directory's entries (renames, creations) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// syncFile flushes a file's contents to stable storage.
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }
