@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -399,7 +400,7 @@ func TestServer_DisconnectMidStream(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	testutil.WaitFreed(t, mem)
+	testmem.WaitFreed(t, mem)
 }
 
 func TestServer_CancelFlightInfo(t *testing.T) {

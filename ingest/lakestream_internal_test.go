@@ -13,9 +13,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -129,8 +129,7 @@ func TestRemoveLiveForLake(t *testing.T) {
 // must not reach the lake), abort leaves no file, and every batch is freed.
 func TestMainStreamer(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	db, err := engine.Open(ctx, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
 	if err != nil {

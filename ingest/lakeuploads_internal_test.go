@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -45,8 +45,7 @@ func TestRemoveUncommitted(t *testing.T) {
 		{name: "landed, then another owner went on", landed: true, other: rng(10, 15, false), keep: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testmem.Checked(t)
 			lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: "file://" + filepath.ToSlash(t.TempDir())})
 			if err != nil {
 				t.Fatal(err)

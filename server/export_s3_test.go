@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/syncbuf"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -135,8 +135,7 @@ func readParquetObject(t *testing.T, fsys iceio.IO, uri string) (rows, sum int64
 		t.Fatalf("read %s: %v", uri, err)
 	}
 	defer pf.Close()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, mem)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
@@ -369,8 +370,7 @@ func TestLake_Endpoints(t *testing.T) {
 		DB:   filepath.Join(t.TempDir(), "q.duckdb"),
 		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}, PartBytes: 32 << 10},
 	})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	c := testutil.Dial(t, srv, client.Config{Allocator: mem})
 	ctx := context.Background()
 	cases := []struct {

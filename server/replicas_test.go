@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/serveproc"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 )
@@ -87,8 +87,7 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 		procs = append(procs, p)
 	}
 
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	c, err := client.Dial(ctx, client.Config{Addr: flights[0], User: "etl", Password: "s3cret", Allocator: mem, FetchParallel: 1})
 	if err != nil {
 		t.Fatal(err)

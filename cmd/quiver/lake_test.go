@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -34,8 +35,7 @@ func lakeRecords(mem memory.Allocator, from, to int64) array.RecordReader {
 // orphan while the table keeps its rows.
 func TestLake_SnapshotsAndGC(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	uri := "file://" + filepath.ToSlash(dir)
 	lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: uri})
@@ -130,8 +130,7 @@ func TestLake_UsageErrors(t *testing.T) {
 // files while the offsets stay readable.
 func TestLake_CompactAndExpire(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	uri := "file://" + filepath.ToSlash(dir)
 	lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: uri})

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // row is one test record.
@@ -36,13 +37,6 @@ var baseSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
 }, nil)
-
-func newAlloc(t *testing.T) *memory.CheckedAllocator {
-	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
 
 func openLake(t *testing.T, dir string) *Lake {
 	t.Helper()
@@ -154,7 +148,7 @@ func TestCreateAppendRead(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := newAlloc(t)
+			mem := testmem.Checked(t)
 			l := openLake(t, t.TempDir())
 			spec, err := ParsePartitionSpec(tc.spec)
 			if err != nil {
@@ -204,7 +198,7 @@ func TestCreateAppendRead(t *testing.T) {
 
 func TestDataFilesAreZstdWithStatistics(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, nil)
 	if err != nil {
@@ -257,7 +251,7 @@ func TestDataFilesAreZstdWithStatistics(t *testing.T) {
 
 func TestOffsetsRecordedAndRead(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, nil)
 	if err != nil {
@@ -346,7 +340,7 @@ func TestFence(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := newAlloc(t)
+			mem := testmem.Checked(t)
 			l := openLake(t, t.TempDir())
 			tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
 			if err != nil {
@@ -397,7 +391,7 @@ func TestFence(t *testing.T) {
 func TestConcurrentCommittersOnDifferentPartitions(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	day := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 
 	// Two lakes over the same catalog file stand for two processes.
@@ -541,7 +535,7 @@ func TestSchemaEvolution(t *testing.T) {
 
 func TestSchemaEvolutionDataReadable(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 2, 3, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
@@ -611,7 +605,7 @@ func TestSchemaEvolutionDataReadable(t *testing.T) {
 
 func TestOrphansAfterFailedCommit(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 8, 9, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "name"}})
@@ -677,7 +671,7 @@ func TestOrphansAfterFailedCommit(t *testing.T) {
 
 func TestOrphansBeforeAnyData(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	l := openLake(t, dir)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "name"}})
@@ -877,7 +871,7 @@ func TestPartitionSpecErrors(t *testing.T) {
 func TestRacingWritersOnSamePartitionExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	day := time.Date(2026, 7, 2, 0, 0, 0, 0, time.UTC)
 	lakes := []*Lake{openLake(t, dir), openLake(t, dir), openLake(t, dir)}
 	if _, err := lakes[0].Table(ctx, "ns", "t", baseSchema, nil); err != nil {
@@ -949,7 +943,7 @@ func (c *lossyCatalog) CommitTable(ctx context.Context, ident table.Identifier, 
 
 func TestCommitWithLostReplyIsNotRepeated(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	lossy := &lossyCatalog{Catalog: l.cat}
 	l.cat = lossy
@@ -976,7 +970,7 @@ func TestCommitWithLostReplyIsNotRepeated(t *testing.T) {
 
 func TestOffsetsSurviveSnapshotsOfOtherTools(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, nil)

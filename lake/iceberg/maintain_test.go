@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // twoDayRows returns n rows from id start, alternating between day and the
@@ -77,7 +78,7 @@ func countFiles(files map[string][]string) int {
 
 func TestCompactSmallCommitsPerPartition(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
@@ -161,7 +162,7 @@ func TestCompactSmallCommitsPerPartition(t *testing.T) {
 
 func TestCompactTargetSize(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 10, 2, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, nil)
@@ -211,7 +212,7 @@ func (c *hookCatalog) CommitTable(ctx context.Context, ident table.Identifier, r
 
 func TestCompactAppendCommittedFirst(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	day := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
 	l, other := openLake(t, dir), openLake(t, dir)
@@ -250,7 +251,7 @@ func TestCompactAppendCommittedFirst(t *testing.T) {
 
 func TestCompactReplacedUnderneathStartsAgain(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	day := time.Date(2026, 10, 4, 0, 0, 0, 0, time.UTC)
 	l, other := openLake(t, dir), openLake(t, dir)
@@ -289,7 +290,7 @@ func TestCompactReplacedUnderneathStartsAgain(t *testing.T) {
 
 func TestCompactWithLostReplyIsNotRepeated(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	lossy := &lossyCatalog{Catalog: l.cat}
 	l.cat = lossy
@@ -316,7 +317,7 @@ func TestCompactWithLostReplyIsNotRepeated(t *testing.T) {
 // once, and the offsets are those of the last commit.
 func TestCompactDuringIngest(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	day := time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)
 	l, other := openLake(t, dir), openLake(t, dir)
@@ -448,7 +449,7 @@ func checkZstd(t *testing.T, uri string) {
 
 func TestExpireSnapshots(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 10, 7, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
@@ -547,7 +548,7 @@ func TestExpireSnapshots(t *testing.T) {
 // back to the snapshot that has them.
 func TestExpireKeepsOffsetsBehindForeignSnapshots(t *testing.T) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	l := openLake(t, t.TempDir())
 	day := time.Date(2026, 10, 8, 0, 0, 0, 0, time.UTC)
 	tb, err := l.Table(ctx, "ns", "t", baseSchema, nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/pgdriver"
 
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
@@ -82,7 +83,7 @@ func TestPostgresCatalogCommitFenceRead(t *testing.T) {
 	t.Parallel()
 	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	l := openPostgresLake(t, dir, pgURL)
 	day := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
@@ -199,7 +200,7 @@ func TestPostgresCatalogConcurrentLakes(t *testing.T) {
 	t.Parallel()
 	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	day := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 
@@ -307,7 +308,7 @@ func TestPostgresCatalogConflictRetry(t *testing.T) {
 	t.Parallel()
 	pgURL := testsvc.StartPostgres(t)
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	day := time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
@@ -157,7 +158,7 @@ func s3CheckDataFiles(t *testing.T, tb *Table, prefix string) []string {
 // file must be under prefix.
 func s3Cycle(t *testing.T, open func(t *testing.T) *Lake, prefix string) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	day := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	spec := []PartitionField{{Column: "ts", Transform: Day}}
 	l := open(t)
@@ -348,7 +349,7 @@ func TestLake_S3RESTCatalog(t *testing.T) {
 // union of all three.
 func s3ConcurrentCommitters(t *testing.T, open func(t *testing.T) *Lake, prefix string) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	day := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	const writers, rounds, perCommit = 3, 4, 5
 	var tables []*Table
@@ -518,7 +519,7 @@ func TestLake_S3Errors(t *testing.T) {
 				var tb *Table
 				if tb, err = l.Table(ctx, "ns", "t", baseSchema, nil); err == nil {
 					step = "Commit"
-					mem := newAlloc(t)
+					mem := testmem.Checked(t)
 					_, err = tb.Commit(ctx, reader(t, mem, s3DayRows(0, 3, time.Now())), offs("g", "t", map[int32]Range{0: {Start: 0, End: 3, First: true}}))
 				}
 			}
@@ -577,7 +578,7 @@ func s3OrphansBeforeData(t *testing.T, open func(t *testing.T) *Lake) {
 // Orphans.Delete.
 func s3OrphansAfterEmptiedPartition(t *testing.T, open func(t *testing.T) *Lake) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	tb, err := open(t).Table(ctx, "kafka.raw", "emptied", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
 	if err != nil {
@@ -701,7 +702,7 @@ func TestLake_S3ConnectionsBounded(t *testing.T) {
 // the process then holds more than a few connections to the S3 port.
 func s3CommitsWithBoundedConns(t *testing.T, l *Lake, port int) {
 	ctx := context.Background()
-	mem := newAlloc(t)
+	mem := testmem.Checked(t)
 	tb, err := l.Table(ctx, "kafka.raw", "conns", baseSchema, []PartitionField{{Column: "ts", Transform: Day}})
 	if err != nil {
 		t.Fatalf("Table: %v", err)
