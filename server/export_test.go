@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -240,17 +239,11 @@ func TestExport_Piped(t *testing.T) {
 // registry.
 func counterValue(t *testing.T, name string) float64 {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := testutil.Metric(t, name, nil)
+	if !ok {
+		t.Fatalf("no counter %s", name)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
+	return v
 }
 
 // TestExport_Refused runs every export that must be refused, as the

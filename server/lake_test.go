@@ -4,13 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
@@ -256,23 +254,15 @@ func TestLake_Serve(t *testing.T) {
 // metric reads one counter from the server's /metrics.
 func metric(t *testing.T, srv *server.Server, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr + "/metrics")
+	f, err := scrape.Page(context.Background(), "http://"+srv.HTTPAddr+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
+	v, ok := f.Value(name, nil)
+	if !ok {
+		t.Fatalf("no metric %s", name)
 	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	return v
 }
 
 // TestLake_Pruning checks that a predicate on the partition column reads
