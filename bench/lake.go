@@ -26,8 +26,8 @@ import (
 	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/osfacts"
-	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -206,7 +206,7 @@ func (h *lakeHarness) run(ctx context.Context, withLake bool) (report.Sample, la
 	}
 	if withLake {
 		cfg.Lake = &ingest.LakeConfig{Lake: h.lk, Namespace: namespace, Group: group, Topic: h.topic}
-		cfg.Rotate = lake.Policy{MaxBytes: h.cfg.RotateBytes}
+		cfg.Rotate = segment.Policy{MaxBytes: h.cfg.RotateBytes}
 	}
 	p, err := ingest.New(cfg)
 	if err != nil {

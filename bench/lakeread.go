@@ -17,10 +17,10 @@ import (
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/workload"
-	"github.com/quiverdata/quiver/lake"
 	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/mempool"
 )
@@ -112,7 +112,7 @@ func (f *LakeFiles) defaults() {
 		f.Compression = "zstd"
 	}
 	if f.ParquetVersion == "" {
-		f.ParquetVersion = lake.DefaultParquetVersion
+		f.ParquetVersion = segment.DefaultParquetVersion
 	}
 }
 
@@ -129,7 +129,7 @@ func (f LakeFiles) copyOptions() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("unknown data file compression %q: use %s", f.Compression, strings.Join(LakeFileCompressions, ", "))
 	}
-	v, err := lake.ParseParquetVersion(f.ParquetVersion)
+	v, err := segment.ParseParquetVersion(f.ParquetVersion)
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/workload"
-	"github.com/quiverdata/quiver/lake"
 )
 
 func TestPartRows(t *testing.T) {
@@ -62,7 +62,7 @@ func TestLakeFiles_CopyOptions(t *testing.T) {
 		t.Errorf("defaults: got %q, %v; want %q", got, err, want)
 	}
 	for _, c := range LakeFileCompressions {
-		for _, v := range lake.ParquetVersions {
+		for _, v := range segment.ParquetVersions {
 			opts, err := LakeFiles{Compression: c, ParquetVersion: v}.copyOptions()
 			if err != nil || !strings.Contains(opts[0], "COMPRESSION "+c) || opts[len(opts)-1] != "PARQUET_VERSION "+v {
 				t.Errorf("%s %s: got %q, %v", c, v, opts, err)

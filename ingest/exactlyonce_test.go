@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake"
 )
 
 // longTests turns on the full-size end-to-end tests (2M messages).
@@ -134,7 +134,7 @@ func verifyExactlyOnce(t *testing.T, n int, dbs []string, exportDir string) {
 	t.Helper()
 	files := append([]string{}, dbs...)
 	for _, db := range dbs {
-		segs, err := lake.Sealed(db)
+		segs, err := segment.Sealed(db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestIngest_TwoProcessesOneGroup(t *testing.T) {
 func logState(t *testing.T, db, exportDir string) {
 	t.Helper()
 	files := []string{db}
-	segs, _ := lake.Sealed(db)
+	segs, _ := segment.Sealed(db)
 	for _, s := range segs {
 		files = append(files, s.Path)
 	}

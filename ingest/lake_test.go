@@ -22,9 +22,9 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -42,7 +42,7 @@ func openTestLake(t testing.TB, dir string) *iceberg.Lake {
 // lakeConfig is testConfig writing to lk, rotating small files often.
 func lakeConfig(t testing.TB, cfg ingest.Config, lk *iceberg.Lake, group string) ingest.Config {
 	cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: "quiver", Group: group, Topic: testTopic}
-	cfg.Rotate = lake.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
+	cfg.Rotate = segment.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
 	return cfg
 }
 
@@ -183,7 +183,7 @@ func TestPipeline_Lake(t *testing.T) {
 	if rep.DuckDBFiles == 0 {
 		t.Errorf("no file rotated")
 	}
-	if segs, _ := lake.Sealed(cfg.DBPath); len(segs) != 0 {
+	if segs, _ := segment.Sealed(cfg.DBPath); len(segs) != 0 {
 		t.Errorf("sealed segments left after a clean stop: %v", segs)
 	}
 	checkExactlyOnce(t, lk, "lake", n, parts, bad)

@@ -20,10 +20,10 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -280,7 +280,7 @@ func blobValues(t testing.TB, md protoreflect.MessageDescriptor, rng *rand.Rand,
 // sealedSegments lists the sealed files beside db; none once it is gone.
 // segmentBytes is a sealed segment's size: its DuckDB file and the
 // Parquet files its main rows were streamed to.
-func segmentBytes(s lake.Segment) int64 {
+func segmentBytes(s segment.Segment) int64 {
 	n := s.Size()
 	parts, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path), s.ID+".main.*.parquet"))
 	for _, p := range parts {
@@ -291,8 +291,8 @@ func segmentBytes(s lake.Segment) int64 {
 	return n
 }
 
-func sealedSegments(t testing.TB, db string) []lake.Segment {
-	segs, err := lake.Sealed(db)
+func sealedSegments(t testing.TB, db string) []segment.Segment {
+	segs, err := segment.Sealed(db)
 	if err != nil {
 		return nil
 	}
@@ -427,7 +427,7 @@ func TestLong_LakeFileSize(t *testing.T) {
 	lk := openTestLake(t, filepath.Join(dir, "lake"))
 	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "lake-size")
 	cfg.Lake.PartitionBy = []iceberg.PartitionField{} // unpartitioned: one file per segment
-	cfg.Rotate = lake.Policy{MaxBytes: rotate}
+	cfg.Rotate = segment.Policy{MaxBytes: rotate}
 	cfg.BatchRows = 8192
 	runUntilIdle(t, cfg, newSource(t, addrs, "lake-size"))
 	checkLakeIDs(t, lk, "lake-size", n, parts)

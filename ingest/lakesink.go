@@ -20,7 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -175,7 +175,7 @@ type partRange struct{ start, end int64 }
 
 // Export commits seg's rows of the owned partitions to the lake and
 // deletes seg; the background exporter calls it.
-func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error) {
 	return s.export(ctx, conn, seg, s.ownedSet(), nil)
 }
 
@@ -184,14 +184,14 @@ func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Se
 // committed past it) is dropped; any other such partition fails the
 // export with errZombie.
 func (s *icebergSink) exportFor(owned, tolerant map[int32]bool) exportFunc {
-	return func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+	return func(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error) {
 		return s.export(ctx, conn, seg, owned, tolerant)
 	}
 }
 
-func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Segment, owned, tolerant map[int32]bool) (lake.ExportStats, error) {
+func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg segment.Segment, owned, tolerant map[int32]bool) (segment.ExportStats, error) {
 	start := time.Now()
-	st := lake.ExportStats{Rows: map[string]int64{}}
+	st := segment.ExportStats{Rows: map[string]int64{}}
 	if _, err := os.Stat(seg.Path); errors.Is(err, fs.ErrNotExist) {
 		return st, nil // committed and removed by an earlier call
 	}
@@ -235,7 +235,7 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 }
 
 // commitSegment commits each table of the attached segment.
-func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
+func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, owned, tolerant map[int32]bool, st *segment.ExportStats) error {
 	ranges, err := s.segmentRanges(ctx, conn, src)
 	if err != nil {
 		return err

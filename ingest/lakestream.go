@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/durable"
-	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -50,7 +50,7 @@ const sidecarSuffix = ".parquet"
 func sidecarName(id string, n int) string { return fmt.Sprintf("%s.main.%d%s", id, n, sidecarSuffix) }
 
 // sidecars lists the main-table Parquet files of segment seg, sorted.
-func sidecars(seg lake.Segment) ([]string, error) {
+func sidecars(seg segment.Segment) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(filepath.Dir(seg.Path), seg.ID+".main.*"+sidecarSuffix))
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func sidecars(seg lake.Segment) ([]string, error) {
 }
 
 // removeSidecars deletes the main-table Parquet files of segment seg.
-func removeSidecars(seg lake.Segment) error {
+func removeSidecars(seg segment.Segment) error {
 	paths, err := sidecars(seg)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func removeLiveForLake(dbPath string) (removed []string, err error) {
 			return removed, fmt.Errorf("remove the live file of an earlier run: %w", err)
 		}
 	}
-	dir := lake.SealedDir(dbPath)
+	dir := segment.SealedDir(dbPath)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return removed, nil
@@ -366,7 +366,7 @@ func quoteList(ss []string) string {
 // rows, and checks that every part its stream table lists is there with
 // the rows it lists. A segment without the table keeps its main rows in
 // the DuckDB file.
-func readSegmentSource(ctx context.Context, conn *engine.Conn, seg lake.Segment, alias string) (segmentSource, error) {
+func readSegmentSource(ctx context.Context, conn *engine.Conn, seg segment.Segment, alias string) (segmentSource, error) {
 	src := segmentSource{alias: alias}
 	n, err := conn.QueryInt64(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = "+engine.QuoteString(alias)+
 		" AND table_name = "+engine.QuoteString(StreamTable))

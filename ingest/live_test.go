@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	"github.com/quiverdata/quiver/lake"
 )
 
 // liveEnv is one TestPipeline_Live case's cluster, pipeline, and what was
@@ -146,7 +146,7 @@ func TestPipeline_Live(t *testing.T) {
 		parts: 2,
 		config: func(e *liveEnv) {
 			e.cfg.ExportDir = filepath.Join(e.dir, "export")
-			e.cfg.Rotate = lake.Policy{MaxAge: 300 * time.Millisecond}
+			e.cfg.Rotate = segment.Policy{MaxAge: 300 * time.Millisecond}
 		},
 		steps: []liveStep{{
 			name: "rotate and export",
@@ -175,7 +175,7 @@ func TestPipeline_Live(t *testing.T) {
 		parts: 2,
 		config: func(e *liveEnv) {
 			e.cfg.ExportDir = filepath.Join(e.dir, "export")
-			e.cfg.Rotate = lake.Policy{MaxAge: 300 * time.Millisecond}
+			e.cfg.Rotate = segment.Policy{MaxAge: 300 * time.Millisecond}
 		},
 		steps: []liveStep{{
 			name: "assigned",

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // errRotationSkipped wraps a rotation that failed but left the live file
@@ -58,7 +58,7 @@ func openStore(ctx context.Context, cfg *Config, sc schemas) (*store, error) {
 
 // open opens the database file and runs init.
 func (s *store) open(ctx context.Context) error {
-	allowed := []string{filepath.Dir(s.cfg.DBPath), lake.SealedDir(s.cfg.DBPath)}
+	allowed := []string{filepath.Dir(s.cfg.DBPath), segment.SealedDir(s.cfg.DBPath)}
 	if s.cfg.ExportDir != "" {
 		allowed = append(allowed, s.cfg.ExportDir)
 	}
@@ -130,7 +130,7 @@ func (s *store) init(ctx context.Context) error {
 	if err := s.addMissingColumns(ctx, conn); err != nil {
 		return err
 	}
-	id := lake.NewSegmentID(time.Now())
+	id := segment.NewSegmentID(time.Now())
 	if _, err := conn.Exec(ctx, "INSERT INTO "+SegmentTable+" SELECT ?, now() WHERE NOT EXISTS (SELECT 1 FROM "+SegmentTable+")", id); err != nil {
 		return fmt.Errorf("init segment: %w", err)
 	}
@@ -180,7 +180,7 @@ func (s *store) init(ctx context.Context) error {
 
 // sealedOffsets reads the largest offsets recorded in every sealed file.
 func (s *store) sealedOffsets(ctx context.Context, conn *engine.Conn) (Offsets, error) {
-	segs, err := lake.Sealed(s.cfg.DBPath)
+	segs, err := segment.Sealed(s.cfg.DBPath)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (s *store) loadSegment(ctx context.Context, conn *engine.Conn) error {
 	rec := rows.RecordBatch()
 	id := strings.Clone(rec.Column(0).(*array.String).Value(0))
 	ms := rec.Column(1).(*array.Int64).Value(0)
-	if !lake.ValidSegmentID(id) {
+	if !segment.ValidSegmentID(id) {
 		return fmt.Errorf("read segment: bad id %q in %s", id, SegmentTable)
 	}
 	s.segID, s.opened = id, time.UnixMilli(ms)
@@ -365,7 +365,7 @@ func (s *store) committedOffsets() Offsets {
 // size is the live file's size with its write-ahead log, and what the
 // main table's stream has written.
 func (s *store) size() int64 {
-	n := lake.FileSize(s.cfg.DBPath)
+	n := segment.FileSize(s.cfg.DBPath)
 	if s.stream != nil {
 		n += s.stream.size()
 	}
@@ -410,28 +410,28 @@ func (s *store) age() time.Duration {
 // live file that carries the offsets forward. The caller guarantees that
 // no connection is in use. It returns the sealed segment and how long the
 // file was live.
-func (s *store) rotate(ctx context.Context) (lake.Segment, time.Duration, error) {
+func (s *store) rotate(ctx context.Context) (segment.Segment, time.Duration, error) {
 	conn, err := s.conn(ctx)
 	if err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: %w", err)
 	}
 	_, err = conn.Exec(ctx, "FORCE CHECKPOINT")
 	conn.Release()
 	if err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: checkpoint: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: checkpoint: %w", err)
 	}
 	s.mu.Lock()
 	db, id, lived := s.db, s.segID, time.Since(s.opened)
 	s.mu.Unlock()
 	if err := db.Close(); err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: close: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: close: %w", err)
 	}
-	seg, sealErr := lake.Seal(s.cfg.DBPath, id)
+	seg, sealErr := segment.Seal(s.cfg.DBPath, id)
 	if err := s.open(ctx); err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: %w", err)
 	}
 	if sealErr != nil && seg.Path == "" {
-		return lake.Segment{}, 0, fmt.Errorf("%w: %w", errRotationSkipped, sealErr)
+		return segment.Segment{}, 0, fmt.Errorf("%w: %w", errRotationSkipped, sealErr)
 	}
 	if sealErr != nil {
 		s.log.Warn("sealed file may not be durable yet", "segment", seg.ID, "err", sealErr)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // produce writes the messages to the benchmark topic.
@@ -253,7 +253,7 @@ func (e *Bench) parquet(ctx context.Context) (Result, error) {
 	t := time.Now()
 	n, err := conn.ExecArrow(ctx, rdr, func(view string) string {
 		return "COPY (SELECT * FROM " + view + ") TO " + engine.QuoteString(path) +
-			" (FORMAT parquet, PARQUET_VERSION " + lake.DefaultParquetVersion + ", COMPRESSION zstd, COMPRESSION_LEVEL 1, PRESERVE_ORDER false)"
+			" (FORMAT parquet, PARQUET_VERSION " + segment.DefaultParquetVersion + ", COMPRESSION zstd, COMPRESSION_LEVEL 1, PRESERVE_ORDER false)"
 	})
 	if err != nil {
 		return Result{}, err

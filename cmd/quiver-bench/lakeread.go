@@ -8,9 +8,9 @@ import (
 
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/workload"
-	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
@@ -64,7 +64,7 @@ func registerLakeFileFlags(fs *flag.FlagSet, dir *string, fetchParallel *int, fi
 	fs.Int64Var(&f.fileMB, "file-mb", 32, "size DuckDB rotates each data file at, in MiB (10M num20 rows make 206 MB of zstd Parquet V1, 0.2 MB of V2)")
 	fs.IntVar(&files.RowGroups, "file-row-groups", 4, "row groups (of 122,880 rows) DuckDB rotates each data file at, if --file-mb has not")
 	fs.StringVar(&files.Compression, "file-compression", "zstd", "compression of the lake's data files: "+strings.Join(bench.LakeFileCompressions, ", ")+" (zstd is level 1, as quiver ingest writes them)")
-	fs.StringVar(&files.ParquetVersion, "parquet-version", lake.DefaultParquetVersion, "Parquet version of the data files: V2 (as quiver ingest writes them: delta-encoded integers and strings) or V1 (PLAIN integers)")
+	fs.StringVar(&files.ParquetVersion, "parquet-version", segment.DefaultParquetVersion, "Parquet version of the data files: V2 (as quiver ingest writes them: delta-encoded integers and strings) or V1 (PLAIN integers)")
 	fs.Int64Var(&f.partMB, "part-mb", 0, "the servers' --lake-part-mb: data per result endpoint, in MiB (0: serve's default)")
 	fs.IntVar(fetchParallel, "fetch-parallel", 0, "endpoints the client fetches at once (0: the client's default, min(endpoints, 4))")
 	return f
@@ -86,9 +86,9 @@ func (f *lakeFileFlags) check() error {
 	if !slices.Contains(bench.LakeFileCompressions, f.files.Compression) {
 		return cli.Usagef("unknown --file-compression %q: use %s", f.files.Compression, strings.Join(bench.LakeFileCompressions, ", "))
 	}
-	v, err := lake.ParseParquetVersion(f.files.ParquetVersion)
+	v, err := segment.ParseParquetVersion(f.files.ParquetVersion)
 	if err != nil {
-		return cli.Usagef("unknown --parquet-version %q: use %s", strings.ToUpper(f.files.ParquetVersion), strings.Join(lake.ParquetVersions, " or "))
+		return cli.Usagef("unknown --parquet-version %q: use %s", strings.ToUpper(f.files.ParquetVersion), strings.Join(segment.ParquetVersions, " or "))
 	}
 	f.files.ParquetVersion = v
 	f.files.Bytes = f.fileMB << 20

@@ -22,7 +22,7 @@ import (
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
@@ -59,10 +59,10 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		normalize    = fs.String("normalize", "", "normalizer spec: comma-separated field paths for a flat second table, e.g. 'id, items[].sku AS sku'")
 		normTable    = fs.String("norm-table", "", "table for normalized rows (default: TABLE_norm)")
 		deadTable    = fs.String("dead-letter-table", "", "table for messages that fail to decode (default: TABLE_dead_letters)")
-		partitionBy  = fs.String("partition-by", lake.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
-		normPartBy   = fs.String("norm-partition-by", lake.DefaultPartition, "hive partitioning of the exported normalized table")
-		rowGroup     = fs.Int("row-group-size", 0, fmt.Sprintf("rows per Parquet row group (0: %d in --export-dir, DuckDB's 122880 in --lake)", lake.DefaultRowGroupSize))
-		parquetVer   = fs.String("parquet-version", lake.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
+		partitionBy  = fs.String("partition-by", segment.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
+		normPartBy   = fs.String("norm-partition-by", segment.DefaultPartition, "hive partitioning of the exported normalized table")
+		rowGroup     = fs.Int("row-group-size", 0, fmt.Sprintf("rows per Parquet row group (0: %d in --export-dir, DuckDB's 122880 in --lake)", segment.DefaultRowGroupSize))
+		parquetVer   = fs.String("parquet-version", segment.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
 		ceilingMB    = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
 		minFreeMB    = fs.Int64("min-free-mb", 1024, "pause consumption while the disk has less free space in MB (0: no floor)")
 		reportEvery  = fs.Duration("report-interval", 10*time.Second, "log a progress report this often")
@@ -122,7 +122,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	if _, err := lake.ParseParquetVersion(*parquetVer); err != nil {
+	if _, err := segment.ParseParquetVersion(*parquetVer); err != nil {
 		return usagef("--parquet-version: %v", err)
 	}
 	if *normalize == "" && (set["norm-table"] || set["norm-partition-by"]) {
@@ -154,7 +154,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 	if (*exportDir != "" || withLake) && *rotateMB == 0 && *rotateAge == 0 {
 		return usagef("--export-dir and --lake need --rotate-mb or --rotate-age to be non-zero")
 	}
-	var partKeys []lake.PartitionKey
+	var partKeys []segment.PartitionKey
 	var lakeParts []iceberg.PartitionField
 	if withLake {
 		if set["partition-by"] {
@@ -204,7 +204,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		Threads: *threads, MemoryLimit: *memLimit, Logger: log,
 	}
 	if *exportDir != "" || withLake {
-		cfg.Rotate = lake.Policy{MaxBytes: *rotateMB << 20, MaxAge: *rotateAge}
+		cfg.Rotate = segment.Policy{MaxBytes: *rotateMB << 20, MaxAge: *rotateAge}
 	}
 	if withLake {
 		lcfg, err := lf.config()
@@ -319,7 +319,7 @@ func icebergPartitionFlag(v string) ([]iceberg.PartitionField, error) {
 		}
 		return f, nil
 	}
-	keys, err := lake.ParsePartitionSpec(v)
+	keys, err := segment.ParsePartitionSpec(v)
 	if err != nil {
 		return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "parse partition spec "))
 	}
@@ -351,13 +351,13 @@ var hiveColumn = regexp.MustCompile(`^"?[A-Za-z_][A-Za-z0-9_]*"?$`)
 
 // partitionFlag parses a --partition-by value; "none" gives an empty,
 // non-nil list (no partitioning) rather than the default.
-func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
-	keys, err := lake.ParsePartitionSpec(v)
+func partitionFlag(name, v string) ([]segment.PartitionKey, error) {
+	keys, err := segment.ParsePartitionSpec(v)
 	if err != nil {
 		return nil, usagef("--%s: %s", name, strings.TrimPrefix(err.Error(), "parse partition spec "))
 	}
 	if keys == nil {
-		keys = []lake.PartitionKey{}
+		keys = []segment.PartitionKey{}
 	}
 	return keys, nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package lake
+package segment
 
 import "golang.org/x/sys/unix"
 

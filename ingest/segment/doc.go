@@ -1,4 +1,5 @@
-// Package lake turns rotated DuckDB files into a Parquet data lake.
+// Package segment seals ingest's rotated DuckDB files into segments and
+// exports them to a Parquet data lake.
 //
 // The ingest pipeline writes into one live DuckDB file. When that file is
 // big or old enough ([Policy]) the pipeline closes it and [Seal]s it: the
@@ -31,4 +32,4 @@
 // A [DiskGuard] measures what the live file, the sealed segments and the
 // export tree take, and the free space left, so the pipeline can pause
 // consumption before it fills the disk.
-package lake
+package segment

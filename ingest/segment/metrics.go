@@ -1,4 +1,4 @@
-package lake
+package segment
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

@@ -1,4 +1,4 @@
-package lake_test
+package segment_test
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // sealedFixture writes a database file holding table events (n rows over
 // two days) and table extra (empty), seals it, and returns the segment.
 // It uses conn, an in-memory database's connection, through ATTACH.
-func sealedFixture(t *testing.T, ctx context.Context, conn *engine.Conn, dir string, n int) lake.Segment {
+func sealedFixture(t *testing.T, ctx context.Context, conn *engine.Conn, dir string, n int) segment.Segment {
 	t.Helper()
 	db := filepath.Join(dir, "live.duckdb")
 	for _, sql := range []string{
@@ -31,7 +31,7 @@ func sealedFixture(t *testing.T, ctx context.Context, conn *engine.Conn, dir str
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	seg, err := lake.Seal(db, lake.NewSegmentID(time.Now()))
+	seg, err := segment.Seal(db, segment.NewSegmentID(time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func TestExporter_Export(t *testing.T) {
 	ctx, conn := openMemory(t)
 	dir := t.TempDir()
 	seg := sealedFixture(t, ctx, conn, dir, 48)
-	keys, _ := lake.ParsePartitionSpec(lake.DefaultPartition)
-	ex, err := lake.NewExporter(lake.ExportConfig{Dir: filepath.Join(dir, "lake"), Tables: []lake.Table{
+	keys, _ := segment.ParsePartitionSpec(segment.DefaultPartition)
+	ex, err := segment.NewExporter(segment.ExportConfig{Dir: filepath.Join(dir, "lake"), Tables: []segment.Table{
 		{Name: "events", Partition: keys}, {Name: "extra"}, {Name: "absent"},
 	}})
 	if err != nil {
@@ -125,7 +125,7 @@ func TestExporter_Redo(t *testing.T) {
 	ctx, conn := openMemory(t)
 	dir := t.TempDir()
 	seg := sealedFixture(t, ctx, conn, dir, 30)
-	ex, err := lake.NewExporter(lake.ExportConfig{Dir: filepath.Join(dir, "lake"), Tables: []lake.Table{{Name: "events"}}})
+	ex, err := segment.NewExporter(segment.ExportConfig{Dir: filepath.Join(dir, "lake"), Tables: []segment.Table{{Name: "events"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +138,10 @@ func TestExporter_Redo(t *testing.T) {
 	stale := filepath.Join(ex.TableDir("events"), seg.ID+"_7.parquet")
 	os.WriteFile(stale, []byte("partial"), 0o644)
 	// And a leftover staging area of a segment exported long ago.
-	old := filepath.Join(ex.Dir(), "_staging", lake.NewSegmentID(time.Unix(1, 0)))
+	old := filepath.Join(ex.Dir(), "_staging", segment.NewSegmentID(time.Unix(1, 0)))
 	os.MkdirAll(old, 0o755)
 
-	if err := ex.Recover([]lake.Segment{seg}); err != nil {
+	if err := ex.Recover([]segment.Segment{seg}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
@@ -166,13 +166,13 @@ func TestExporter_Validate(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE TABLE events (ts TIMESTAMPTZ)"); err != nil {
 		t.Fatal(err)
 	}
-	good, _ := lake.ParsePartitionSpec("day=strftime(ts, '%Y-%m-%d')")
-	bad, _ := lake.ParsePartitionSpec("day=strftime(nope, '%Y')")
+	good, _ := segment.ParsePartitionSpec("day=strftime(ts, '%Y-%m-%d')")
+	bad, _ := segment.ParsePartitionSpec("day=strftime(nope, '%Y')")
 	for _, tt := range []struct {
-		keys []lake.PartitionKey
+		keys []segment.PartitionKey
 		ok   bool
 	}{{good, true}, {bad, false}} {
-		ex, err := lake.NewExporter(lake.ExportConfig{Dir: t.TempDir(), Tables: []lake.Table{{Name: "events", Partition: tt.keys}}})
+		ex, err := segment.NewExporter(segment.ExportConfig{Dir: t.TempDir(), Tables: []segment.Table{{Name: "events", Partition: tt.keys}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestExporter_Validate(t *testing.T) {
 			t.Errorf("Validate(%v): got %v, want ok=%v", tt.keys, err, tt.ok)
 		}
 	}
-	if _, err := lake.NewExporter(lake.ExportConfig{Dir: t.TempDir(), Tables: []lake.Table{{Name: "_staging"}}}); err == nil {
+	if _, err := segment.NewExporter(segment.ExportConfig{Dir: t.TempDir(), Tables: []segment.Table{{Name: "_staging"}}}); err == nil {
 		t.Error("table named _staging: got no error")
 	}
 }
@@ -202,8 +202,8 @@ func TestExporter_ParquetVersion(t *testing.T) {
 		t.Run("version="+tc.version, func(t *testing.T) {
 			ctx, conn := openMemory(t)
 			dir := t.TempDir()
-			ex, err := lake.NewExporter(lake.ExportConfig{Dir: filepath.Join(dir, "lake"), ParquetVersion: tc.version,
-				Tables: []lake.Table{{Name: "events"}}})
+			ex, err := segment.NewExporter(segment.ExportConfig{Dir: filepath.Join(dir, "lake"), ParquetVersion: tc.version,
+				Tables: []segment.Table{{Name: "events"}}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
