@@ -28,7 +28,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/osfacts"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // LakeConfig configures the lake suite.
@@ -44,7 +44,7 @@ type LakeConfig struct {
 	// S3 reaches the object store; Bucket must exist in it. The warehouse
 	// is a fresh prefix s3://Bucket/bench-<random>; the catalog is SQLite
 	// in a temporary directory.
-	S3     iceberg.S3Config
+	S3     lake.S3Config
 	Bucket string
 	// Store names the object store in the title.
 	Store string
@@ -133,7 +133,7 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*report.Report, []lakeRun, 
 
 	// The lake: a fresh prefix of the bucket, a SQLite catalog.
 	warehouse := fmt.Sprintf("s3://%s/bench-%s", cfg.Bucket, randomHex(6))
-	lk, err := iceberg.Open(ctx, iceberg.Config{
+	lk, err := lake.Open(ctx, lake.Config{
 		Warehouse:  warehouse,
 		CatalogURI: "sqlite:///" + filepath.ToSlash(filepath.Join(tmp, "catalog.db")),
 		S3:         cfg.S3,
@@ -178,7 +178,7 @@ type lakeHarness struct {
 	brokers []string
 	topic   string
 	md      protoreflect.MessageDescriptor
-	lk      *iceberg.Lake
+	lk      *lake.Lake
 	n       int
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // TestLake_Tiny runs the lake suite small against a real object store
@@ -28,7 +28,7 @@ func TestLake_Tiny(t *testing.T) {
 	defer cancel()
 	rep, runs, err := lakeSuite(ctx, LakeConfig{
 		Messages: messages, Partitions: 4, RotateBytes: 256 << 10, Reps: 1,
-		S3: iceberg.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true,
+		S3: lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true,
 			AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
 		Bucket: "bench", Store: "SeaweedFS",
 	})

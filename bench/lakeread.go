@@ -21,7 +21,7 @@ import (
 	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/workload"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -301,7 +301,7 @@ func lakeBoundNote(lk, local report.Stat, machineBusy time.Duration) string {
 var pruneSpec = lakeTableSpec{
 	name:      "num20_part",
 	from:      "SELECT *, id % 100 AS part FROM num",
-	partition: []lakeice.PartitionField{{Column: "part", Transform: lakeice.Identity}},
+	partition: []lake.PartitionField{{Column: "part", Transform: lake.Identity}},
 }
 
 // pruneValue is the partition the pruning query reads.
@@ -440,7 +440,7 @@ func (p *nsProc) announced(what string) string {
 type lakeTableSpec struct {
 	name      string
 	from      string
-	partition []lakeice.PartitionField
+	partition []lake.PartitionField
 }
 
 // lakeWritten is what one table's commit holds.
@@ -480,7 +480,7 @@ func buildLake(ctx context.Context, db, lakeDir string, ws []workload.Workload, 
 	if err := os.MkdirAll(lakeDir, 0o755); err != nil {
 		return nil, err
 	}
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + lakeDir})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + lakeDir})
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +500,7 @@ func buildLake(ctx context.Context, db, lakeDir string, ws []workload.Workload, 
 // field ids on every column) into tmp, uploads the files into the lake
 // table and commits them as one snapshot. An unpartitioned table's files
 // rotate at fo.Bytes; a partitioned one has a file per partition.
-func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tmp string, spec lakeTableSpec, fo LakeFiles) (lakeWritten, error) {
+func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lake.Lake, tmp string, spec lakeTableSpec, fo LakeFiles) (lakeWritten, error) {
 	rows, err := conn.Query(ctx, spec.from+" LIMIT 0")
 	if err != nil {
 		return lakeWritten{}, fmt.Errorf("read the schema: %w", err)
@@ -520,14 +520,14 @@ func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tm
 		return lakeWritten{}, err
 	}
 	opts = append([]string{"FORMAT parquet"}, opts...)
-	opts = append(opts, "FIELD_IDS "+lakeice.DuckDBFieldIDs(ids))
+	opts = append(opts, "FIELD_IDS "+lake.DuckDBFieldIDs(ids))
 	sel := spec.from
 	if len(spec.partition) > 0 {
 		// As quiver's ingest does: a key column per partition field
 		// splits the rows into a file per partition, and is not written.
 		var keys, names []string
 		for i, pf := range spec.partition {
-			expr, ok := lakeice.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
+			expr, ok := lake.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
 			if !ok {
 				return lakeWritten{}, fmt.Errorf("no DuckDB key for partition transform %s", pf.Transform)
 			}
@@ -572,8 +572,8 @@ func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tm
 		_ = files.Discard(ctx)
 		return lakeWritten{}, fmt.Errorf("the Parquet files hold %d rows, COPY wrote %d", files.Rows(), n)
 	}
-	_, err = tb.CommitFiles(ctx, files, lakeice.Offsets{Group: "bench", Topic: spec.name,
-		Ranges: map[int32]lakeice.Range{0: {Start: 0, End: n, First: true}}})
+	_, err = tb.CommitFiles(ctx, files, lake.Offsets{Group: "bench", Topic: spec.name,
+		Ranges: map[int32]lake.Range{0: {Start: 0, End: n, First: true}}})
 	if err != nil {
 		return lakeWritten{}, err
 	}

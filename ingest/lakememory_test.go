@@ -24,7 +24,7 @@ import (
 	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // Sizes of TestLong_LakeMemoryBounded: messages of about 1 KB (a random,
@@ -68,7 +68,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	t.Logf("produced %d messages of about %d bytes in %s", lakeMemMessages, lakeMemBlob, time.Since(start).Round(time.Second))
 
 	catalog := "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db"))
-	s3cfg := iceberg.Config{Warehouse: "s3://lake/mem", CatalogURI: catalog, S3: iceberg.S3Config{
+	s3cfg := lake.Config{Warehouse: "s3://lake/mem", CatalogURI: catalog, S3: lake.S3Config{
 		Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
 	// The subprocess takes its S3 keys from the environment.
 	t.Setenv("AWS_ACCESS_KEY_ID", sw.AccessKey)
@@ -234,7 +234,7 @@ loop:
 		t.Errorf("ingested %.0f of %d messages", records, lakeMemMessages)
 	}
 
-	lk, err := iceberg.Open(context.Background(), s3cfg)
+	lk, err := lake.Open(context.Background(), s3cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func sealedSegments(t testing.TB, db string) []segment.Segment {
 // i at partition i % parts and offset i / parts, that the dead-letter
 // table is empty, and that the main table's offsets reach each
 // partition's end.
-func checkLakeIDs(t *testing.T, lk *iceberg.Lake, group string, n int, parts int) {
+func checkLakeIDs(t *testing.T, lk *lake.Lake, group string, n int, parts int) {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := lk.Table(ctx, "quiver", "events", nil, nil)
@@ -426,7 +426,7 @@ func TestLong_LakeFileSize(t *testing.T) {
 	}
 	lk := openTestLake(t, filepath.Join(dir, "lake"))
 	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "lake-size")
-	cfg.Lake.PartitionBy = []iceberg.PartitionField{} // unpartitioned: one file per segment
+	cfg.Lake.PartitionBy = []lake.PartitionField{} // unpartitioned: one file per segment
 	cfg.Rotate = segment.Policy{MaxBytes: rotate}
 	cfg.BatchRows = 8192
 	runUntilIdle(t, cfg, newSource(t, addrs, "lake-size"))

@@ -19,7 +19,7 @@ import (
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/durable"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // In lake mode the main table's rows do not go into the live DuckDB
@@ -415,11 +415,11 @@ func readSegmentSource(ctx context.Context, conn *engine.Conn, seg segment.Segme
 // are when the commit takes all their rows and they fall in one partition
 // of the table, which is the usual case. Otherwise it returns nil files
 // and no error, and the rows are written again through a COPY.
-func (s *icebergSink) uploadSidecars(ctx context.Context, conn *engine.Conn, seg segmentSource, t sinkTable, where string, id uuid.UUID) (*iceberg.Files, error) {
+func (s *icebergSink) uploadSidecars(ctx context.Context, conn *engine.Conn, seg segmentSource, t sinkTable, where string, id uuid.UUID) (*lake.Files, error) {
 	rel := seg.relation(t)
 	keys := make([]string, 0, len(t.partition))
 	for _, pf := range t.partition {
-		expr, ok := iceberg.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
+		expr, ok := lake.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
 		if !ok {
 			return nil, nil
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -379,7 +379,7 @@ func TestExport_FromLake(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "exports")
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), ExportRoot: root,
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + wh}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + wh}},
 	})
 	c := testutil.Dial(t, srv, client.Config{})
 	file := filepath.Join(root, "events.parquet")
@@ -393,7 +393,7 @@ func TestExport_FromLake(t *testing.T) {
 	_, err := server.Start(context.Background(), server.Config{
 		DB: ":memory:", FlightAddr: "127.0.0.1:0", ExportRoot: filepath.Join(wh, "exports"),
 		Logger: slog.New(slog.DiscardHandler), Announce: func(string, string) {},
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + wh}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + wh}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "overlaps the lake") {
 		t.Errorf("an export root in the lake's warehouse: %v; want it refused", err)

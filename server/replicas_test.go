@@ -18,7 +18,7 @@ import (
 	"github.com/quiverdata/quiver/internal/serveproc"
 	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // freeAddrs returns n free loopback addresses; replicas must know each
@@ -60,8 +60,8 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", sw.SecretKey)
 	t.Setenv("AWS_REGION", sw.Region)
 	const rows = 600_000
-	cfg := lakeice.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey,
-		S3: lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
+	cfg := lake.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey,
+		S3: lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
 	lakeTableIn(t, cfg, rows, 50_000, 10_000)
 
 	ctx := context.Background()

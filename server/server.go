@@ -22,7 +22,7 @@ import (
 	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lakesql"
 )
 
@@ -69,7 +69,7 @@ type Config struct {
 	ExportRoot string
 	// ExportS3 reaches an s3:// export root; when it is zero and the lake
 	// is on S3, the lake's settings are used.
-	ExportS3 lakeice.S3Config
+	ExportS3 lake.S3Config
 }
 
 // Server is a running quiver.
@@ -130,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.sec = sec
 
-	var lk *lakeice.Lake
+	var lk *lake.Lake
 	var allowed []string
 	if cfg.Lake != nil {
 		if lk, allowed, err = s.openLake(ctx); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/cli"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
@@ -75,7 +75,7 @@ func init() {
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return nil, cli.Usagef("--s3 %q: give the endpoint URL, like http://127.0.0.1:8333", *s3)
 				}
-				cfg.S3 = iceberg.S3Config{Endpoint: *s3, Region: *region, PathStyle: true, AccessKeyID: *accessKey, SecretAccessKey: *secretKey}
+				cfg.S3 = lake.S3Config{Endpoint: *s3, Region: *region, PathStyle: true, AccessKeyID: *accessKey, SecretAccessKey: *secretKey}
 				cfg.Store = "S3 at " + u.Host
 				return bench.Lake(ctx, cfg)
 			}
@@ -84,7 +84,7 @@ func init() {
 				return nil, err
 			}
 			defer sw.stop()
-			cfg.S3 = iceberg.S3Config{Endpoint: sw.s3, Region: sw.region, PathStyle: true, AccessKeyID: sw.accessKey, SecretAccessKey: sw.secretKey}
+			cfg.S3 = lake.S3Config{Endpoint: sw.s3, Region: sw.region, PathStyle: true, AccessKeyID: sw.accessKey, SecretAccessKey: sw.secretKey}
 			cfg.Store = "SeaweedFS at " + strings.TrimPrefix(sw.s3, "http://")
 			cfg.StorePID = sw.pid
 			return bench.Lake(ctx, cfg)

@@ -23,7 +23,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/ingest/segment"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
@@ -155,7 +155,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--export-dir and --lake need --rotate-mb or --rotate-age to be non-zero")
 	}
 	var partKeys []segment.PartitionKey
-	var lakeParts []iceberg.PartitionField
+	var lakeParts []lake.PartitionField
 	if withLake {
 		if set["partition-by"] {
 			if lakeParts, err = icebergPartitionFlag(*partitionBy); err != nil {
@@ -212,7 +212,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		octx, cancel := context.WithTimeout(ctx, lf.connectTimeout+5*time.Second)
-		lk, err := iceberg.Open(octx, lcfg)
+		lk, err := lake.Open(octx, lcfg)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("open the lake: %w", err)
@@ -308,14 +308,14 @@ var hiveStrftime = regexp.MustCompile(`^strftime\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"
 // ("day(_timestamp), region"), or the hive keys of the Parquet export
 // mapped onto them: a column is identity, strftime(col, '%Y-%m-%d') is
 // day(col), and a format with %H is hour(col).
-func icebergPartitionFlag(v string) ([]iceberg.PartitionField, error) {
+func icebergPartitionFlag(v string) ([]lake.PartitionField, error) {
 	if !strings.Contains(v, "=") {
-		f, err := iceberg.ParsePartitionSpec(v)
+		f, err := lake.ParsePartitionSpec(v)
 		if err != nil {
 			return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "iceberg: "))
 		}
 		if f == nil {
-			f = []iceberg.PartitionField{}
+			f = []lake.PartitionField{}
 		}
 		return f, nil
 	}
@@ -323,25 +323,25 @@ func icebergPartitionFlag(v string) ([]iceberg.PartitionField, error) {
 	if err != nil {
 		return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "parse partition spec "))
 	}
-	out := []iceberg.PartitionField{}
+	out := []lake.PartitionField{}
 	for _, k := range keys {
 		if k.Expr == "" || hiveColumn.MatchString(k.Expr) {
 			col := strings.Trim(k.Expr, `"`)
 			if col == "" {
 				col = k.Name
 			}
-			out = append(out, iceberg.PartitionField{Column: col, Transform: iceberg.Identity, Name: k.Name})
+			out = append(out, lake.PartitionField{Column: col, Transform: lake.Identity, Name: k.Name})
 			continue
 		}
 		m := hiveStrftime.FindStringSubmatch(k.Expr)
 		if m == nil {
 			return nil, usagef("--partition-by: %s=%s has no Iceberg transform: use a column, strftime(col, '%%Y-%%m-%%d') or an hour format, or day(col)/hour(col)", k.Name, k.Expr)
 		}
-		tr := iceberg.Day
+		tr := lake.Day
 		if strings.Contains(m[2], "%H") {
-			tr = iceberg.Hour
+			tr = lake.Hour
 		}
-		out = append(out, iceberg.PartitionField{Column: m[1], Transform: tr, Name: k.Name})
+		out = append(out, lake.PartitionField{Column: m[1], Transform: tr, Name: k.Name})
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/readme"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -35,7 +35,7 @@ func writeReadmeLake(t *testing.T, rows int) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + readmeLake})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + readmeLake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func writeReadmeLake(t *testing.T, rows int) {
 		}
 		rec := b.NewRecordBatch()
 		rdr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
-		_, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "readme", Topic: "events",
-			Ranges: map[int32]lakeice.Range{0: {Start: int64(from), End: int64(to), First: from == 0}}})
+		_, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "readme", Topic: "events",
+			Ranges: map[int32]lake.Range{0: {Start: int64(from), End: int64(to), First: from == 0}}})
 		rdr.Release()
 		rec.Release()
 		if err != nil {

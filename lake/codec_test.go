@@ -1,4 +1,4 @@
-package iceberg
+package lake
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package iceberg writes Kafka data into Apache Iceberg tables, exactly once.
+// Package lake writes Kafka data into Apache Iceberg tables, exactly once.
 //
 // It is a thin layer over the iceberg-go library: every table, snapshot,
 // manifest and metadata file is written by iceberg-go, never by hand. What
@@ -27,7 +27,7 @@
 // pyiceberg reads it with
 //
 //	SqlCatalog("quiver", uri="sqlite:////data/lake/catalog.db", warehouse="file:///data/lake")
-package iceberg
+package lake
 
 import (
 	"context"
