@@ -4,6 +4,7 @@
 GO      ?= go
 TAGS    := duckdb_arrow
 BIN     := bin/quiver
+BENCH   := bin/quiver-bench
 export CGO_ENABLED := 1
 
 # The version a build says it is (quiver version, /healthz, the Flight SQL
@@ -18,8 +19,11 @@ LDFLAGS := -X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT) -X $(VPKG).
 
 .PHONY: dist dist-check notice service-check build run install test long-test race fuzz lint deps s3 bench bench-clients interop clean console-assets
 
+# build makes the server and CLI, bin/quiver, and beside it the benchmark
+# harness, bin/quiver-bench, which runs bin/quiver as its server.
 build: console-assets
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/quiver
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BENCH) ./cmd/quiver-bench
 
 # dist builds the release archives and their SHA-256 sums into dist/;
 # dist-check unpacks the linux/amd64 one in a clean directory and runs
@@ -100,7 +104,7 @@ fuzz:
 # S3 server (read back with pyiceberg too when QUIVER_PYTHON names a Python
 # that has it, as .ci/run does after make interop).
 long-test: deps s3 console-assets
-	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/
+	QUIVER_LONG_TESTS=1 $(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'Long|ExactlyOnceKill9|LakeKill9' ./flightsql/ ./ingest/ ./bench/load/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -121,13 +125,13 @@ BENCH_SIZES ?= 1M,5M,10M
 BENCH_REPS  ?= 3
 bench: build deps
 	@mkdir -p out/bench
-	./$(BIN) bench transport --reps $(BENCH_REPS) --json out/bench/transport.json --plot out/bench/transport.svg
+	./$(BENCH) transport --reps $(BENCH_REPS) --json out/bench/transport.json --plot out/bench/transport.svg
 	@dsn=$$(scripts/mariadb.sh start /tmp/quiver-mariadb 3307) && \
-	./$(BIN) bench fetch --protocols flight,mysql --mariadb "$$dsn" --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) \
+	./$(BENCH) fetch --protocols flight,mysql --mariadb "$$dsn" --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) \
 		--json out/bench/fetch.json --plot out/bench/fetch.svg; \
 	status=$$?; scripts/mariadb.sh stop /tmp/quiver-mariadb; exit $$status
-	./$(BIN) bench ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
-	./$(BIN) bench kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
+	./$(BENCH) ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
+	./$(BENCH) kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
 
 # bench-clients reproduces the tables of the clients users bring: pandas
 # (seed table 2), JDBC and raw Java batches, and Parquet writers (seed 000).
@@ -136,6 +140,6 @@ bench-clients: build
 	@[ -x .venv/bin/python ] && [ -f interop/java/target/bench-classpath.txt ] || \
 		{ echo "bench-clients needs .venv and the Java build: run make interop once"; exit 1; }
 	@mkdir -p out/bench
-	./$(BIN) bench pandas --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) --json out/bench/pandas.json --plot out/bench/pandas.svg
-	./$(BIN) bench jdbc --reps $(BENCH_REPS) --json out/bench/jdbc.json --plot out/bench/jdbc.svg
-	./$(BIN) bench parquet --reps $(BENCH_REPS) --json out/bench/parquet.json --plot out/bench/parquet.svg
+	./$(BENCH) pandas --sizes $(BENCH_SIZES) --reps $(BENCH_REPS) --json out/bench/pandas.json --plot out/bench/pandas.svg
+	./$(BENCH) jdbc --reps $(BENCH_REPS) --json out/bench/jdbc.json --plot out/bench/jdbc.svg
+	./$(BENCH) parquet --reps $(BENCH_REPS) --json out/bench/parquet.json --plot out/bench/parquet.svg

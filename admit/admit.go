@@ -73,7 +73,7 @@ type Config struct {
 // OpenPerRun bounds the open results per run slot. Results beyond the
 // run slots are paused, waiting for their clients to read: a few per slot
 // cover slow readers, while many more only interleave streams. In
-// quiver bench load at 1,000 clients, 192 open bulk results (the memory
+// quiver-bench load at 1,000 clients, 192 open bulk results (the memory
 // budget's bound) moved 1.4M rows/s against 10M at 64 clients.
 const OpenPerRun = 8
 

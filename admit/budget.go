@@ -1,11 +1,11 @@
 package admit
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/quiverdata/quiver/internal/osfacts"
 )
 
 // PerResult is the Go memory an open result may hold: the batch being
@@ -52,44 +52,11 @@ func (b Budget) String() string {
 // DefaultBudget is half of the memory this process may use: the
 // machine's, or its cgroup's limit when lower.
 func DefaultBudget() (int64, error) {
-	total, err := memTotal()
+	total, err := osfacts.MemoryLimit()
 	if err != nil {
 		return 0, err
 	}
-	if lim, ok := cgroupLimit(); ok && lim < total {
-		total = lim
-	}
 	return total / 2, nil
-}
-
-// memTotal reads MemTotal from /proc/meminfo.
-func memTotal() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, fmt.Errorf("read the machine's memory: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read the machine's memory: %q: %w", rest, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("read the machine's memory: no MemTotal in /proc/meminfo")
-}
-
-// cgroupLimit reads a cgroup v2 memory limit, when there is one.
-func cgroupLimit() (int64, bool) {
-	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return n, err == nil && n > 0
 }
 
 // ParseBytes reads a size as DuckDB's memory_limit does: 512MB or 1.5GB

@@ -35,7 +35,7 @@ type Classifier struct {
 	// Planners is how many plans (EXPLAINs) may run at once; the rest
 	// wait. Default: the CPUs Go may use, at least 2. Plans run before a
 	// query is admitted, so unbounded, a thousand clients that send a
-	// query at once planned it at once: in quiver bench load, 130 MB of
+	// query at once planned it at once: in quiver-bench load, 130 MB of
 	// the server's heap at that moment was plans being read.
 	Planners int
 	// Shape, when set, returns sql with its literal values taken out, so
@@ -325,7 +325,7 @@ func remember[V any](m map[Key]V, k Key, v V) {
 
 // plan returns k's plan. Queries of the same key that arrive
 // while it is being planned share that plan: after a restart, the
-// thousand clients of quiver bench load sent the same fetch within a
+// thousand clients of quiver-bench load sent the same fetch within a
 // second or two, and each was planned, since none had run yet. Each
 // plan runs on its own query's goroutine and connection (explain), so a
 // query that shares another's plan waits for it only as long as its own

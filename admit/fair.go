@@ -14,7 +14,7 @@ import (
 // starts from the class that ran least recently (its run time, decaying
 // by half every usageHalfLife), unless it holds half the lane's open
 // results or more while another class waits. So one class of slow
-// results cannot take every slot: at 300 clients in quiver bench load,
+// results cannot take every slot: at 300 clients in quiver-bench load,
 // 24 open MySQL fetches (each several times the CPU per row of a Flight
 // one, read by clients that parse text) once held every bulk slot, with
 // 240 Flight fetches queued behind them, and the fetch throughput fell

@@ -3,15 +3,16 @@ package auth
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// Limit is a token bucket of failed logins: Burst failures may come at
-// once, then one more each Every. A login is refused unchecked while its
-// bucket is empty.
+// Limit is a token bucket of failed logins (a rate.Limiter each name and
+// address): Burst failures may come at once, then one more each Every. A
+// login is refused unchecked while its bucket is empty.
 type Limit struct {
 	Burst int
 	Every time.Duration
@@ -55,8 +56,8 @@ type Guard struct {
 	cfg guardConfig
 
 	mu    sync.Mutex
-	users map[string]*bucket
-	addrs map[string]*bucket
+	users map[string]*rate.Limiter
+	addrs map[string]*rate.Limiter
 }
 
 // GuardOption configures a Guard.
@@ -107,7 +108,7 @@ func NewGuard(opts ...GuardOption) (*Guard, error) {
 	if cfg.audit == nil {
 		cfg.audit = slog.New(slog.DiscardHandler)
 	}
-	return &Guard{cfg: cfg, users: map[string]*bucket{}, addrs: map[string]*bucket{}}, nil
+	return &Guard{cfg: cfg, users: map[string]*rate.Limiter{}, addrs: map[string]*rate.Limiter{}}, nil
 }
 
 // LimitedError is a login refused by a Guard. It wraps ErrRateLimited.
@@ -129,7 +130,7 @@ func (g *Guard) Allow(proto, user, addr string) error {
 	host := hostOf(addr)
 	now := g.cfg.now()
 	g.mu.Lock()
-	wait := max(g.users[user].wait(now, g.cfg.user), g.addrs[host].wait(now, g.cfg.addr))
+	wait := max(bucketWait(g.users, user, now, g.cfg.user), bucketWait(g.addrs, host, now, g.cfg.addr))
 	g.mu.Unlock()
 	if wait == 0 {
 		return nil
@@ -156,24 +157,19 @@ func (g *Guard) Succeeded(proto, user, addr string) {
 	g.cfg.audit.Info("login", logKeyProto, proto, logKeyUser, user, logKeyPeer, hostOf(addr))
 }
 
-// bucket is a token bucket of failed logins: tokens as of at.
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
-
-// level is the bucket's tokens at now, at most l.Burst. A nil bucket is
-// full.
-func (b *bucket) level(now time.Time, l Limit) float64 {
+// level is the tokens in key's bucket of m at now, at most l.Burst. A
+// name or address without a bucket has a full one.
+func level(m map[string]*rate.Limiter, key string, now time.Time, l Limit) float64 {
+	b := m[key]
 	if b == nil {
 		return float64(l.Burst)
 	}
-	return math.Min(float64(l.Burst), b.tokens+float64(now.Sub(b.at))/float64(l.Every))
+	return b.TokensAt(now)
 }
 
-// wait is how long until the bucket holds a token: 0 when it does.
-func (b *bucket) wait(now time.Time, l Limit) time.Duration {
-	lvl := b.level(now, l)
+// bucketWait is how long until key's bucket in m holds a token: 0 when it does.
+func bucketWait(m map[string]*rate.Limiter, key string, now time.Time, l Limit) time.Duration {
+	lvl := level(m, key, now, l)
 	if lvl >= 1 {
 		return 0
 	}
@@ -181,25 +177,26 @@ func (b *bucket) wait(now time.Time, l Limit) time.Duration {
 }
 
 // take removes a token from key's bucket in m, making the bucket if
-// needed, and keeps m within maxTracked buckets.
-func take(m map[string]*bucket, key string, now time.Time, l Limit) {
+// needed, and keeps m within maxTracked buckets. An empty bucket stays
+// empty rather than going into debt: Allow already refuses while it is,
+// so a failure that raced past it costs no more waiting.
+func take(m map[string]*rate.Limiter, key string, now time.Time, l Limit) {
 	b := m[key]
-	lvl := b.level(now, l)
 	if b == nil {
 		if len(m) >= maxTracked {
 			evict(m, now, l)
 		}
-		b = &bucket{}
+		b = rate.NewLimiter(rate.Every(l.Every), l.Burst)
 		m[key] = b
 	}
-	b.tokens, b.at = math.Max(lvl-1, 0), now
+	b.AllowN(now, 1)
 }
 
 // evict forgets the buckets that have refilled, or, when none has, the
 // fullest tenth.
-func evict(m map[string]*bucket, now time.Time, l Limit) {
+func evict(m map[string]*rate.Limiter, now time.Time, l Limit) {
 	for k, b := range m {
-		if b.level(now, l) >= float64(l.Burst) {
+		if b.TokensAt(now) >= float64(l.Burst) {
 			delete(m, k)
 		}
 	}
@@ -209,7 +206,7 @@ func evict(m map[string]*bucket, now time.Time, l Limit) {
 	for tenths := 9; tenths >= 0 && len(m) >= maxTracked; tenths-- {
 		cut := float64(l.Burst) * float64(tenths) / 10
 		for k, b := range m {
-			if b.level(now, l) >= cut {
+			if b.TokensAt(now) >= cut {
 				delete(m, k)
 			}
 		}

@@ -11,9 +11,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/quiverdata/quiver/internal/durable"
 )
 
 // KeyLen is the length in bytes of a generated token signing key.
@@ -131,60 +132,14 @@ func decodeKeyFile(b []byte) ([]byte, error) {
 	return key, nil
 }
 
-// createKeyFile writes key to path without ever exposing a partial file. It
-// returns an error wrapping fs.ErrExist if path already exists.
+// createKeyFile writes key to path, mode 0600, without ever exposing a
+// partial file. It returns an error wrapping fs.ErrExist if path already
+// exists.
 func createKeyFile(path string, key []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-
-	if err := writeKey(tmp, key); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
-	// Link, unlike rename, fails instead of replacing a key that another
-	// process has just created.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		return fmt.Errorf("link key file: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func writeKey(f *os.File, key []byte) error {
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("chmod temp file: %w", err)
-	}
 	text := make([]byte, 0, 2*len(key)+1)
 	text = hex.AppendEncode(text, key)
 	text = append(text, '\n')
-	if _, err := f.Write(text); err != nil {
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	return nil
+	return durable.CreateFile(path, text, 0o600)
 }
 
 // openPrivate opens a regular file that only its owner may read (mode 0600

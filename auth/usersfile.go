@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/quiverdata/quiver/internal/durable"
 )
 
 // The users file holds one user a line, like /etc/shadow:
@@ -96,40 +96,10 @@ func EditUsersFile(path string, edit func(*Store) error) (*Store, error) {
 	if err := edit(s); err != nil {
 		return nil, err
 	}
-	if err := writeUsersFile(path, s.marshalUsers()); err != nil {
+	if err := durable.WriteFile(path, s.marshalUsers(), 0o600); err != nil {
 		return nil, fmt.Errorf("write users file %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// writeUsersFile replaces path with b: a temporary file of mode 0600 in
-// the same directory, synced, renamed over it, and the directory synced.
-func writeUsersFile(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename temp file: %w", err)
-	}
-	return syncDir(dir)
 }
 
 // marshalUsers encodes the Store as a users file, users sorted by name.

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -59,22 +60,22 @@ type opStat struct {
 }
 
 func (o *opStat) median() (bytes, count float64) {
-	return medianF(o.allocBytes), medianF(o.allocs)
+	return report.Median(o.allocBytes), report.Median(o.allocs)
 }
 
 // measuredOp returns a Contender running op n times per sample (n set
 // on the warm-up so a sample lasts about min), recording the mean time
 // per operation as the sample and the allocations per operation in st.
-func measuredOp(name string, min time.Duration, st *opStat, op func() error) Contender {
+func measuredOp(name string, min time.Duration, st *opStat, op func() error) report.Contender {
 	n := 0
-	return Contender{Name: name, Run: func() (Sample, error) {
+	return report.Contender{Name: name, Run: func() (report.Sample, error) {
 		if n == 0 {
 			start := time.Now()
 			if err := op(); err != nil {
-				return Sample{}, err
+				return report.Sample{}, err
 			}
 			n = max(1, int(min/max(time.Since(start), time.Microsecond)))
-			return Sample{Dur: time.Since(start)}, nil
+			return report.Sample{Dur: time.Since(start)}, nil
 		}
 		runtime.GC()
 		var before, after runtime.MemStats
@@ -82,14 +83,14 @@ func measuredOp(name string, min time.Duration, st *opStat, op func() error) Con
 		start := time.Now()
 		for i := 0; i < n; i++ {
 			if err := op(); err != nil {
-				return Sample{}, err
+				return report.Sample{}, err
 			}
 		}
 		el := time.Since(start)
 		runtime.ReadMemStats(&after)
 		st.allocBytes = append(st.allocBytes, float64(after.TotalAlloc-before.TotalAlloc)/float64(n))
 		st.allocs = append(st.allocs, float64(after.Mallocs-before.Mallocs)/float64(n))
-		return Sample{Dur: el / time.Duration(n)}, nil
+		return report.Sample{Dur: el / time.Duration(n)}, nil
 	}}
 }
 
@@ -142,15 +143,15 @@ func readStream(r *ipc.Reader, err error, want int64) error {
 }
 
 // Codec runs the codec suite.
-func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
+func Codec(ctx context.Context, cfg CodecConfig) (*report.Report, error) {
 	if len(cfg.Rows) == 0 {
 		cfg.Rows = []int{100_000, 500_000, 1_000_000}
 	}
 	if cfg.MinSample <= 0 {
 		cfg.MinSample = 200 * time.Millisecond
 	}
-	r := &Report{Suite: "codec", Reps: cfg.Reps}
-	t := &Table{
+	r := &report.Report{Suite: "codec", Reps: cfg.Reps}
+	t := &report.Table{
 		Title: "Codecs (seeds/002): write and read of a compressed Arrow IPC stream, int + string batch, in memory",
 		Note: fmt.Sprintf("Mean time and Go-heap bytes allocated per operation (median of the samples). arrow-go: ipc.NewWriter/NewReader with WithLZ4/WithZstd, "+
 			"WithCompressConcurrency(%d), WithMinSpaceSavings(0.1). quiver: ipcx.NewStreamWriter/NewReader. Reads decode the same arrow-go-written bytes.", runtime.GOMAXPROCS(0)),
@@ -173,7 +174,7 @@ func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
 			stream := data.Bytes()
 			for _, path := range []string{"write", "read"} {
 				var aSt, qSt opStat
-				var a, q Contender
+				var a, q report.Contender
 				if path == "write" {
 					a = measuredOp("arrow-go", cfg.MinSample, &aSt, func() error { return writeArrowStream(&arrowBuf, rec, codec) })
 					q = measuredOp("quiver", cfg.MinSample, &qSt, func() error { return writeQuiverStream(&quiverBuf, rec, codec) })
@@ -187,12 +188,12 @@ func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
 						return readStream(rdr, err, int64(rows))
 					})
 				}
-				stats, err := Alternate(cfg.Reps, a, q)
+				stats, err := report.Alternate(cfg.Reps, a, q)
 				if err != nil {
 					rec.Release()
 					return nil, err
 				}
-				cas := fmt.Sprintf("%s/%s/%s", fmtRows(int64(rows)), path, codec)
+				cas := fmt.Sprintf("%s/%s/%s", report.FmtRows(int64(rows)), path, codec)
 				ab, _ := aSt.median()
 				qb, _ := qSt.median()
 				for i, s := range stats {
@@ -202,19 +203,19 @@ func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
 					r.Add("codec", cas, stats[i])
 				}
 				t.Rows = append(t.Rows, []string{
-					fmtRows(int64(rows)), path, codec.String(),
+					report.FmtRows(int64(rows)), path, codec.String(),
 					fmtMSf(stats[0]), fmtKB(ab), fmtMSf(stats[1]), fmtKB(qb),
-					fmtX(Ratio(stats[1], stats[0])), fmtPct(qb, ab),
+					report.FmtX(report.Ratio(stats[1], stats[0])), fmtPct(qb, ab),
 				})
 				t.Bars = append(t.Bars,
-					Bar{Group: cas, Series: "arrow-go", Value: ms(stats[0].Median()), Unit: "ms (lower is better)"},
-					Bar{Group: cas, Series: "quiver", Value: ms(stats[1].Median()), Unit: "ms (lower is better)"})
+					report.Bar{Group: cas, Series: "arrow-go", Value: report.Millis(stats[0].Median()), Unit: "ms (lower is better)"},
+					report.Bar{Group: cas, Series: "quiver", Value: report.Millis(stats[1].Median()), Unit: "ms (lower is better)"})
 			}
 			// Compressed sizes, for the note: both writers' output.
 			writeArrowStream(&arrowBuf, rec, codec)
 			writeQuiverStream(&quiverBuf, rec, codec)
 			t.Note += fmt.Sprintf("\n%s %v: %.1f MB raw; arrow-go stream %.1f MB, quiver stream %.1f MB.",
-				fmtRows(int64(rows)), codec, float64(raw)/1e6, float64(arrowBuf.Len())/1e6, float64(quiverBuf.Len())/1e6)
+				report.FmtRows(int64(rows)), codec, float64(raw)/1e6, float64(arrowBuf.Len())/1e6, float64(quiverBuf.Len())/1e6)
 		}
 		rec.Release()
 	}
@@ -222,23 +223,7 @@ func Codec(ctx context.Context, cfg CodecConfig) (*Report, error) {
 	return r, nil
 }
 
-func medianF(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
-func fmtMSf(s Stat) string {
+func fmtMSf(s report.Stat) string {
 	return fmt.Sprintf("%.3f ±%.0f%%", float64(s.Median().Microseconds())/1000, s.Spread())
 }
 

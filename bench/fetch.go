@@ -11,15 +11,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/serveproc"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
 )
 
 // FetchConfig configures the fetch suite.
 type FetchConfig struct {
-	Workloads []Workload
+	Workloads []workload.Workload
 	Sizes     []int64
 	// Protocols to time end to end: "flight", "mysql".
 	Protocols []string
@@ -36,8 +39,8 @@ type FetchConfig struct {
 
 // Fetch reproduces seed table 1 (protocol fetch) and adds the engine
 // export comparison and the end-to-end share of raw TCP.
-func Fetch(ctx context.Context, cfg FetchConfig) (*Report, error) {
-	r := &Report{Suite: "fetch", Reps: cfg.Reps}
+func Fetch(ctx context.Context, cfg FetchConfig) (*report.Report, error) {
+	r := &report.Report{Suite: "fetch", Reps: cfg.Reps}
 	maxRows := int64(0)
 	for _, n := range cfg.Sizes {
 		maxRows = max(maxRows, n)
@@ -56,7 +59,7 @@ func Fetch(ctx context.Context, cfg FetchConfig) (*Report, error) {
 // engineExport times DuckDB → Arrow batches in-process: quiver's streaming
 // vector copy against duckdb-go's Arrow.QueryContext, each on its own
 // in-memory database holding the same generated rows.
-func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report) error {
+func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *report.Report) error {
 	db, err := engine.Open(ctx, engine.Options{Path: ":memory:"})
 	if err != nil {
 		return err
@@ -94,15 +97,15 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 	fit := engineFit(cfg, memAvailable())
 	if fit > 0 {
 		for _, table := range tablesOf(cfg.Workloads) {
-			if _, err := qc.Exec(ctx, CreateSQL(table, fit)); err != nil {
+			if _, err := qc.Exec(ctx, workload.CreateSQL(table, fit)); err != nil {
 				return fmt.Errorf("generate %s: %w", table, err)
 			}
-			if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, CreateSQL(table, fit), nil); err != nil {
+			if _, err := dconn.(driver.ExecerContext).ExecContext(ctx, workload.CreateSQL(table, fit), nil); err != nil {
 				return fmt.Errorf("generate %s in duckdb-go: %w", table, err)
 			}
 		}
 	}
-	t := &Table{
+	t := &report.Table{
 		Title:   "Engine export: DuckDB table → Arrow record batches, in-process",
 		Note:    "quiver's streaming vector copy against duckdb-go's Arrow.QueryContext (materialises, then converts per 2,048-row chunk).",
 		Columns: []string{"workload", "rows", "quiver ms", "MB/s", "duckdb-go ms", "MB/s", "speedup"},
@@ -111,14 +114,14 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 		for _, n := range cfg.Sizes {
 			if n > fit {
 				need := engineNeed(cfg, n)
-				t.Rows = append(t.Rows, []string{w.Name, fmtRows(n), "not run", "", "", "", ""})
+				t.Rows = append(t.Rows, []string{w.Name, report.FmtRows(n), "not run", "", "", "", ""})
 				t.Footer = strings.TrimPrefix(t.Footer+"\n"+fmt.Sprintf("%s/%s not run: two in-memory copies of the tables and duckdb-go's materialised result need about %s; %s is available.",
-					w.Name, fmtRows(n), fmtGB(need), fmtGB(memAvailable())), "\n")
+					w.Name, report.FmtRows(n), fmtGB(need), fmtGB(memAvailable())), "\n")
 				continue
 			}
 			q := w.Query(n)
-			quiver := Contender{Name: "quiver engine", Run: func() (Sample, error) {
-				return Timed(func() (int64, int64, error) {
+			quiver := report.Contender{Name: "quiver engine", Run: func() (report.Sample, error) {
+				return report.Timed(func() (int64, int64, error) {
 					// The bench discards each batch, as DoGet does once
 					// it is sent: strings may come from recycled memory.
 					rows, err := qc.QueryTransient(ctx, q)
@@ -129,8 +132,8 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 					return drainReader(rows)
 				})
 			}}
-			base := Contender{Name: "duckdb-go Arrow", Run: func() (Sample, error) {
-				return Timed(func() (int64, int64, error) {
+			base := report.Contender{Name: "duckdb-go Arrow", Run: func() (report.Sample, error) {
+				return report.Timed(func() (int64, int64, error) {
 					rdr, err := ar.QueryContext(ctx, q)
 					if err != nil {
 						return 0, 0, err
@@ -139,18 +142,18 @@ func engineExport(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report
 					return drainReader(rdr)
 				})
 			}}
-			stats, err := Alternate(cfg.Reps, quiver, base)
+			stats, err := report.Alternate(cfg.Reps, quiver, base)
 			if err != nil {
 				return err
 			}
-			cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(n))
+			cas := fmt.Sprintf("%s/%s", w.Name, report.FmtRows(n))
 			r.Add("engine", cas, stats[0])
 			r.Add("engine", cas, stats[1])
-			x := Ratio(stats[0], stats[1])
-			t.Rows = append(t.Rows, []string{w.Name, fmtRows(n), fmtMS(stats[0]), fmtMBps(stats[0]), fmtMS(stats[1]), fmtMBps(stats[1]), fmtX(x)})
+			x := report.Ratio(stats[0], stats[1])
+			t.Rows = append(t.Rows, []string{w.Name, report.FmtRows(n), report.FmtMS(stats[0]), report.FmtMBps(stats[0]), report.FmtMS(stats[1]), report.FmtMBps(stats[1]), report.FmtX(x)})
 			t.Bars = append(t.Bars,
-				Bar{Group: cas, Series: "quiver engine", Value: stats[0].MBps(), Unit: "MB/s"},
-				Bar{Group: cas, Series: "duckdb-go Arrow", Value: stats[1].MBps(), Unit: "MB/s"})
+				report.Bar{Group: cas, Series: "quiver engine", Value: stats[0].MBps(), Unit: "MB/s"},
+				report.Bar{Group: cas, Series: "duckdb-go Arrow", Value: stats[1].MBps(), Unit: "MB/s"})
 		}
 	}
 	r.Tables = append(r.Tables, t)
@@ -181,7 +184,7 @@ func engineFit(cfg FetchConfig, avail int64) int64 {
 	return fit
 }
 
-func tablesOf(ws []Workload) []string {
+func tablesOf(ws []workload.Workload) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, w := range ws {
@@ -206,7 +209,7 @@ func drainReader(rdr array.RecordReader) (int64, int64, error) {
 
 // protocolFetch runs a quiver server process and times each protocol
 // fetching the same rows, plus raw TCP moving the Flight byte count.
-func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Report) error {
+func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *report.Report) error {
 	wantMySQL := hasProto(cfg.Protocols, "mysql")
 	dir := cfg.Dir
 	if dir == "" {
@@ -217,7 +220,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(dir, "bench.duckdb"), wantMySQL)
+	srv, err := serveproc.Start(ctx, cfg.Bin, filepath.Join(dir, "bench.duckdb"), wantMySQL)
 	if err != nil {
 		return err
 	}
@@ -231,7 +234,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 	}
 	defer c.Close()
 	for _, table := range tablesOf(cfg.Workloads) {
-		if _, err := c.Exec(ctx, CreateSQL(table, maxRows)); err != nil {
+		if _, err := c.Exec(ctx, workload.CreateSQL(table, maxRows)); err != nil {
 			return fmt.Errorf("generate %s: %w", table, err)
 		}
 	}
@@ -261,7 +264,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 		}
 	}
 	cols = append(cols, "raw TCP MB/s", "Flight/TCP")
-	t := &Table{
+	t := &report.Table{
 		Title:   "Protocol fetch (seed table 1): client fetches the result and discards it",
 		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches. RSS columns: the peak resident memory of the server and of the client (this process) during the Flight fetches, sampled every 20 ms.",
 		Columns: cols,
@@ -269,15 +272,15 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 	for _, w := range cfg.Workloads {
 		for _, n := range cfg.Sizes {
 			q := w.Query(n)
-			var cs []Contender
+			var cs []report.Contender
 			var serverPeak, clientPeak int64
-			flight := Contender{Name: "Flight", Run: func() (Sample, error) {
+			flight := report.Contender{Name: "Flight", Run: func() (report.Sample, error) {
 				watch := watchRSS(srv)
 				defer func() {
 					sp, cp := watch.Stop()
 					serverPeak, clientPeak = max(serverPeak, sp), max(clientPeak, cp)
 				}()
-				return Timed(func() (int64, int64, error) {
+				return report.Timed(func() (int64, int64, error) {
 					res, err := c.Query(ctx, q)
 					if err != nil {
 						return 0, 0, err
@@ -299,36 +302,36 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *Repor
 			if err != nil {
 				return err
 			}
-			cs = append(cs, Contender{Name: "raw TCP", Run: func() (Sample, error) {
-				return Timed(func() (int64, int64, error) { return runTCP(tcpAddr, warm.Bytes) })
+			cs = append(cs, report.Contender{Name: "raw TCP", Run: func() (report.Sample, error) {
+				return report.Timed(func() (int64, int64, error) { return runTCP(tcpAddr, warm.Bytes) })
 			}})
-			stats, err := Alternate(cfg.Reps, cs...)
+			stats, err := report.Alternate(cfg.Reps, cs...)
 			if err != nil {
 				return err
 			}
-			cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(n))
+			cas := fmt.Sprintf("%s/%s", w.Name, report.FmtRows(n))
 			for _, s := range stats {
 				r.Add("fetch", cas, s)
 			}
 			fl, tcp := stats[0], stats[len(stats)-1]
-			row := []string{w.Name, fmtRows(n)}
+			row := []string{w.Name, report.FmtRows(n)}
 			if wantMySQL {
-				row = append(row, fmtMS(stats[1]))
+				row = append(row, report.FmtMS(stats[1]))
 				if cfg.MariaDB != "" {
-					row = append(row, fmtMS(stats[2]))
+					row = append(row, report.FmtMS(stats[2]))
 				}
 			}
-			row = append(row, fmtMS(fl), fmtMBps(fl), fmtRate(fl.RowsPerSec()), fmt.Sprint(serverPeak>>20), fmt.Sprint(clientPeak>>20))
+			row = append(row, report.FmtMS(fl), report.FmtMBps(fl), report.FmtRate(fl.RowsPerSec()), fmt.Sprint(serverPeak>>20), fmt.Sprint(clientPeak>>20))
 			if wantMySQL {
-				row = append(row, fmtX(Ratio(fl, stats[1])))
+				row = append(row, report.FmtX(report.Ratio(fl, stats[1])))
 				if cfg.MariaDB != "" {
-					row = append(row, fmtX(Ratio(fl, stats[2])))
+					row = append(row, report.FmtX(report.Ratio(fl, stats[2])))
 				}
 			}
-			row = append(row, fmtMBps(tcp), fmtX(fl.MBps()/tcp.MBps()))
+			row = append(row, report.FmtMBps(tcp), report.FmtX(fl.MBps()/tcp.MBps()))
 			t.Rows = append(t.Rows, row)
 			for _, s := range stats[:len(stats)-1] {
-				t.Bars = append(t.Bars, Bar{Group: cas, Series: s.Name, Value: s.Median().Seconds() * 1000, Unit: "ms (lower is better)"})
+				t.Bars = append(t.Bars, report.Bar{Group: cas, Series: s.Name, Value: s.Median().Seconds() * 1000, Unit: "ms (lower is better)"})
 			}
 		}
 	}

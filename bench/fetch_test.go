@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func TestEngineFit(t *testing.T) {
-	cfg := FetchConfig{Workloads: []Workload{Workloads["id"], Workloads["str20"]}, Sizes: []int64{1_000_000, 10_000_000, 100_000_000}}
+	cfg := FetchConfig{Workloads: []workload.Workload{workload.Workloads["id"], workload.Workloads["str20"]}, Sizes: []int64{1_000_000, 10_000_000, 100_000_000}}
 	// 1M rows: num 160 B and str 320 B a row, two copies, plus twice the
 	// widest row for duckdb-go's result.
 	if got, want := engineNeed(cfg, 1_000_000), int64(2*160+2*320+2*320)*1_000_000; got != want {
@@ -37,12 +40,12 @@ func TestFetch_Small(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds quiver and runs a server")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 20_000
 	rep, err := Fetch(ctx, FetchConfig{
-		Workloads: []Workload{Workloads["id"], Workloads["str20"]}, Sizes: []int64{rows},
+		Workloads: []workload.Workload{workload.Workloads["id"], workload.Workloads["str20"]}, Sizes: []int64{rows},
 		Protocols: []string{"flight"}, Bin: bin, Reps: 1, Dir: t.TempDir(),
 	})
 	if err != nil {

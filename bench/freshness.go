@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/quiverdata/quiver/bench/report"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -27,7 +28,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -68,7 +69,7 @@ type FreshnessConfig struct {
 	TargetFileBytes                 int64
 	// S3, when set, puts the lake on this store instead of a local
 	// directory.
-	S3     *iceberg.S3Config
+	S3     *lake.S3Config
 	Bucket string
 	// QueryClients run queries on the server meanwhile (serve): three in
 	// four point queries, one in four a 1M-row fetch.
@@ -197,7 +198,7 @@ type lakePoint struct {
 // message at a sustained rate, ingests it (inside quiver serve, or with a
 // lake pipeline), and times each sampled message from its production to
 // the first poll of each reader that sees it.
-func Freshness(ctx context.Context, cfg FreshnessConfig) (*Report, error) {
+func Freshness(ctx context.Context, cfg FreshnessConfig) (*report.Report, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Mode != FreshServe && cfg.Mode != FreshLake {
 		return nil, fmt.Errorf("freshness: unknown mode %q: use serve or lake", cfg.Mode)
@@ -230,8 +231,8 @@ func Freshness(ctx context.Context, cfg FreshnessConfig) (*Report, error) {
 
 	run := &freshRun{cfg: cfg, s: &samples{byP: map[int32][]sample{}}, start: time.Now()}
 	var srv *server.Server
-	var lk *iceberg.Lake
-	var ice *iceberg.Table
+	var lk *lake.Lake
+	var ice *lake.Table
 	stopIngest := func() {}
 	switch cfg.Mode {
 	case FreshServe:
@@ -242,11 +243,11 @@ func Freshness(ctx context.Context, cfg FreshnessConfig) (*Report, error) {
 		}
 		defer srv.Shutdown(context.WithoutCancel(ctx))
 	case FreshLake:
-		lcfg := iceberg.Config{Warehouse: "file://" + filepath.Join(tmp, "lake")}
+		lcfg := lake.Config{Warehouse: "file://" + filepath.Join(tmp, "lake")}
 		if cfg.S3 != nil {
-			lcfg = iceberg.Config{Warehouse: "s3://" + cfg.Bucket + "/fresh-" + randomHex(6), CatalogURI: "sqlite:///" + filepath.Join(tmp, "catalog.db"), S3: *cfg.S3}
+			lcfg = lake.Config{Warehouse: "s3://" + cfg.Bucket + "/fresh-" + randomHex(6), CatalogURI: "sqlite:///" + filepath.Join(tmp, "catalog.db"), S3: *cfg.S3}
 		}
-		if lk, err = iceberg.Open(ctx, lcfg); err != nil {
+		if lk, err = lake.Open(ctx, lcfg); err != nil {
 			return nil, err
 		}
 		defer lk.Close()
@@ -408,7 +409,7 @@ func (r *freshRun) produce(ctx context.Context, brokers []string, topic string, 
 		}
 		if time.Since(lastReport) >= 10*time.Second {
 			lastReport = time.Now()
-			fmt.Fprintf(r.cfg.Progress, "freshness: %s: %s messages produced%s\n", time.Since(r.start).Round(time.Second), fmtRows(r.s.sent.Load()), r.progress())
+			fmt.Fprintf(r.cfg.Progress, "freshness: %s: %s messages produced%s\n", time.Since(r.start).Round(time.Second), report.FmtRows(r.s.sent.Load()), r.progress())
 		}
 	}
 	if err := cl.Flush(ctx); err != nil {
@@ -485,7 +486,7 @@ func (r *freshRun) waitSeen(ctx context.Context, limit time.Duration) {
 
 // watchLake records the lake table's data files every 10 s (and once at
 // the start).
-func (r *freshRun) watchLake(ctx context.Context, t *iceberg.Table) {
+func (r *freshRun) watchLake(ctx context.Context, t *lake.Table) {
 	every := 10 * time.Second
 	if r.cfg.Duration < time.Minute {
 		every = time.Second
@@ -616,7 +617,7 @@ while True:
 
 // pyicebergReader starts a pyiceberg process that answers a poll per line
 // it reads.
-func pyicebergReader(ctx context.Context, cfg FreshnessConfig, lk *iceberg.Lake, tmp string) (*reader, func(), error) {
+func pyicebergReader(ctx context.Context, cfg FreshnessConfig, lk *lake.Lake, tmp string) (*reader, func(), error) {
 	if cfg.S3 != nil {
 		return nil, nil, errors.New("freshness: the pyiceberg reader reads a file:// lake only")
 	}
@@ -682,15 +683,15 @@ func pct(sorted []time.Duration, q float64) time.Duration {
 }
 
 // report builds the suite's tables.
-func (r *freshRun) report(produced int64) *Report {
+func (r *freshRun) report(produced int64) *report.Report {
 	cfg := r.cfg
-	rep := &Report{Suite: "freshness", Reps: 1}
+	rep := &report.Report{Suite: "freshness", Reps: 1}
 	where := "inside quiver serve (serve --ingest), read over Flight"
 	if cfg.Mode == FreshLake {
 		where = fmt.Sprintf("a lake pipeline (commit every %s, compaction every %s), read through quiver serve --lake", cfg.CommitInterval, cfg.CompactInterval)
 	}
-	vis := &Table{
-		Title: fmt.Sprintf("Freshness: produce → visible, %s msgs/s for %s, %d partitions, %s", fmtRate(float64(cfg.Rate)), cfg.Duration, cfg.Partitions, where),
+	vis := &report.Table{
+		Title: fmt.Sprintf("Freshness: produce → visible, %s msgs/s for %s, %d partitions, %s", report.FmtRate(float64(cfg.Rate)), cfg.Duration, cfg.Partitions, where),
 		Note: fmt.Sprintf("One message in %d is timed from the moment it is handed to the producer to the end of the first poll (every %s) that sees it; "+
 			"a reader sees a partition up to the largest offset its query returns.", cfg.Every, cfg.Poll),
 		Columns: []string{"reader", "timed", "p50", "p99", "max", "unseen", "poll errors"},
@@ -717,14 +718,14 @@ func (r *freshRun) report(produced int64) *Report {
 			s string
 			d time.Duration
 		}{{"p50", p50}, {"p99", p99}, {"max", mx}} {
-			vis.Bars = append(vis.Bars, Bar{Group: rd.name, Series: q.s, Value: q.d.Seconds(), Unit: "s"})
+			vis.Bars = append(vis.Bars, report.Bar{Group: rd.name, Series: q.s, Value: q.d.Seconds(), Unit: "s"})
 		}
-		rep.Results = append(rep.Results, Result{Table: "freshness", Case: cfg.Mode, Contender: rd.name,
-			MedianMS: ms(p50), MinMS: ms(pct(lat, 0)), MaxMS: ms(mx), Rows: int64(len(lat))})
+		rep.Results = append(rep.Results, report.Result{Table: "freshness", Case: cfg.Mode, Contender: rd.name,
+			MedianMS: report.Millis(p50), MinMS: report.Millis(pct(lat, 0)), MaxMS: report.Millis(mx), Rows: int64(len(lat))})
 	}
 	r.s.mu.Unlock()
-	vis.Footer = fmt.Sprintf("throughput: %s messages acknowledged by Kafka in %s, %s msgs/s (target %s)", fmtRows(produced),
-		elapsed.Round(time.Millisecond), fmtRate(float64(produced)/elapsed.Seconds()), fmtRate(float64(cfg.Rate)))
+	vis.Footer = fmt.Sprintf("throughput: %s messages acknowledged by Kafka in %s, %s msgs/s (target %s)", report.FmtRows(produced),
+		elapsed.Round(time.Millisecond), report.FmtRate(float64(produced)/elapsed.Seconds()), report.FmtRate(float64(cfg.Rate)))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.notes) > 0 {
@@ -734,7 +735,7 @@ func (r *freshRun) report(produced int64) *Report {
 	if len(r.small) > 0 {
 		small := slices.Clone(r.small)
 		slices.Sort(small)
-		rep.Tables = append(rep.Tables, &Table{
+		rep.Tables = append(rep.Tables, &report.Table{
 			Title:   fmt.Sprintf("Queries meanwhile: %d clients", cfg.QueryClients),
 			Columns: []string{"queries", "count", "p50", "p99"},
 			Rows: [][]string{{"point (one row of 1M)", strconv.Itoa(len(small)), fmtDur(pct(small, 0.5)), fmtDur(pct(small, 0.99))},
@@ -742,9 +743,9 @@ func (r *freshRun) report(produced int64) *Report {
 		})
 	}
 	if len(r.lake) > 0 {
-		lt := &Table{Title: "Lake table over time: data files and their mean size", Columns: []string{"at", "files", "mean MiB", "total MiB"}}
-		files := Line{Name: "data files", Unit: "files"}
-		mean := Line{Name: "mean file MiB", Unit: "MiB"}
+		lt := &report.Table{Title: "Lake table over time: data files and their mean size", Columns: []string{"at", "files", "mean MiB", "total MiB"}}
+		files := report.Line{Name: "data files", Unit: "files"}
+		mean := report.Line{Name: "mean file MiB", Unit: "MiB"}
 		step := max(1, len(r.lake)/20)
 		for i, p := range r.lake {
 			m := 0.0
@@ -757,7 +758,7 @@ func (r *freshRun) report(produced int64) *Report {
 				lt.Rows = append(lt.Rows, []string{p.at.Round(time.Second).String(), strconv.FormatInt(p.files, 10), fmt.Sprintf("%.1f", m), fmt.Sprintf("%.1f", float64(p.bytes)/(1<<20))})
 			}
 		}
-		lt.Lines = []Line{files, mean}
+		lt.Lines = []report.Line{files, mean}
 		rep.Tables = append(rep.Tables, lt)
 	}
 	return rep

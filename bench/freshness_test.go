@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/quiverdata/quiver/bench/report"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +54,7 @@ func TestFreshness(t *testing.T) {
 			if tc.name == "serve" && (len(rep.Tables) < 2 || rep.Tables[1].Rows[0][1] == "0") {
 				t.Errorf("no point queries measured: %+v", rep.Tables)
 			}
-			if err := Plot(rep, filepath.Join(t.TempDir(), "fresh.png")); err != nil {
+			if err := report.Plot(rep, filepath.Join(t.TempDir(), "fresh.png")); err != nil {
 				t.Error(err)
 			}
 		})

@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdbgo "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
-	"github.com/quiverdata/quiver/ipcx"
+	"github.com/quiverdata/quiver/internal/serveproc"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 // IngestConfig configures the ingest suite.
@@ -27,48 +27,12 @@ type IngestConfig struct {
 	Reps     int
 }
 
-// Flat14 builds the seed's flat Kafka row shape: 10 BIGINT and 4 VARCHAR
-// columns, in 64K-row batches, and their Arrow size in bytes. The caller
-// releases the batches.
-func Flat14(rows int) ([]arrow.RecordBatch, int64) {
-	fields := make([]arrow.Field, 0, 14)
-	for i := range 10 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("n%d", i), Type: arrow.PrimitiveTypes.Int64, Nullable: true})
-	}
-	for i := range 4 {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", i), Type: arrow.BinaryTypes.String, Nullable: true})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
-	defer b.Release()
-	const batch = 64 * 1024
-	var recs []arrow.RecordBatch
-	var size int64
-	for start := 0; start < rows; start += batch {
-		n := min(batch, rows-start)
-		for i := start; i < start+n; i++ {
-			for c := range 10 {
-				b.Field(c).(*array.Int64Builder).Append(int64(i)*int64(c+1) ^ int64(c))
-			}
-			for c := range 4 {
-				b.Field(10 + c).(*array.StringBuilder).Append("v" + strconv.Itoa(i*(c+3)))
-			}
-		}
-		rec := b.NewRecordBatch()
-		size += ipcx.RecordBytes(rec)
-		recs = append(recs, rec)
-	}
-	return recs, size
-}
-
-const flat14DDL = "CREATE OR REPLACE TABLE %s (n0 BIGINT, n1 BIGINT, n2 BIGINT, n3 BIGINT, n4 BIGINT, n5 BIGINT, n6 BIGINT, n7 BIGINT, n8 BIGINT, n9 BIGINT, s0 VARCHAR, s1 VARCHAR, s2 VARCHAR, s3 VARCHAR)"
-
 // Ingest times bulk ingest of the flat 14-column rows into a file
 // database: Flight DoPut (CommandStatementIngest) against DuckDB's native
 // INSERT INTO t2 SELECT * FROM t of the same rows on the same server, and
 // optionally duckdb-go's row Appender.
-func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
-	recs, size := Flat14(cfg.Rows)
+func Ingest(ctx context.Context, cfg IngestConfig) (*report.Report, error) {
+	recs, size := workload.Flat14(cfg.Rows)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -79,7 +43,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(dir, "ingest.duckdb"), false)
+	srv, err := serveproc.Start(ctx, cfg.Bin, filepath.Join(dir, "ingest.duckdb"), false)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +55,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 	defer c.Close()
 	rows := int64(cfg.Rows)
 
-	doput := Contender{Name: "Flight DoPut", Run: func() (Sample, error) {
-		if _, err := c.Exec(ctx, fmt.Sprintf(flat14DDL, "t")); err != nil {
-			return Sample{}, err
+	doput := report.Contender{Name: "Flight DoPut", Run: func() (report.Sample, error) {
+		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t")); err != nil {
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
 			if err != nil {
 				return 0, 0, err
@@ -111,11 +75,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 			return size, n, err
 		})
 	}}
-	native := Contender{Name: "DuckDB INSERT … SELECT", Run: func() (Sample, error) {
-		if _, err := c.Exec(ctx, fmt.Sprintf(flat14DDL, "t2")); err != nil {
-			return Sample{}, err
+	native := report.Contender{Name: "DuckDB INSERT … SELECT", Run: func() (report.Sample, error) {
+		if _, err := c.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t2")); err != nil {
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			n, err := c.Exec(ctx, "INSERT INTO t2 SELECT * FROM t")
 			if err == nil && n != rows {
 				err = fmt.Errorf("inserted %d rows, want %d", n, rows)
@@ -123,7 +87,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 			return size, n, err
 		})
 	}}
-	cs := []Contender{doput, native}
+	cs := []report.Contender{doput, native}
 	if cfg.Appender {
 		app, closeApp, err := appenderContender(ctx, filepath.Join(dir, "appender.duckdb"), recs, size)
 		if err != nil {
@@ -133,20 +97,20 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 		cs = append(cs, app)
 	}
 	// The native insert needs t filled: DoPut runs first in each round.
-	stats, err := Alternate(cfg.Reps, cs...)
+	stats, err := report.Alternate(cfg.Reps, cs...)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "ingest", Reps: cfg.Reps}
-	t := &Table{
-		Title:   fmt.Sprintf("Ingest: %s rows × 14 columns (10 BIGINT, 4 VARCHAR) into a file database", fmtRows(rows)),
+	r := &report.Report{Suite: "ingest", Reps: cfg.Reps}
+	t := &report.Table{
+		Title:   fmt.Sprintf("Ingest: %s rows × 14 columns (10 BIGINT, 4 VARCHAR) into a file database", report.FmtRows(rows)),
 		Note:    "DoPut goes through quiver's server over loopback; the native insert copies the same rows inside the same server.",
 		Columns: []string{"path", "ms", "rows/s", "MB/s", "vs native"},
 	}
 	for _, s := range stats {
 		r.Add("ingest", "flat14", s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtX(s.RowsPerSec() / stats[1].RowsPerSec())})
-		t.Bars = append(t.Bars, Bar{Group: "flat14 " + fmtRows(rows), Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+		t.Rows = append(t.Rows, []string{s.Name, report.FmtMS(s), report.FmtRate(s.RowsPerSec()), report.FmtMBps(s), report.FmtX(s.RowsPerSec() / stats[1].RowsPerSec())})
+		t.Bars = append(t.Bars, report.Bar{Group: "flat14 " + report.FmtRows(rows), Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 	}
 	r.Tables = append(r.Tables, t)
 	return r, nil
@@ -154,23 +118,23 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Report, error) {
 
 // appenderContender times duckdb-go's row Appender into its own file
 // database in this process.
-func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatch, size int64) (Contender, func(), error) {
+func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatch, size int64) (report.Contender, func(), error) {
 	connector, err := duckdbgo.NewConnector(path, nil)
 	if err != nil {
-		return Contender{}, nil, fmt.Errorf("open duckdb-go: %w", err)
+		return report.Contender{}, nil, fmt.Errorf("open duckdb-go: %w", err)
 	}
 	conn, err := connector.Connect(ctx)
 	if err != nil {
 		connector.Close()
-		return Contender{}, nil, err
+		return report.Contender{}, nil, err
 	}
 	closeAll := func() { conn.Close(); connector.Close() }
 	exec := conn.(driver.ExecerContext)
-	run := func() (Sample, error) {
-		if _, err := exec.ExecContext(ctx, fmt.Sprintf(flat14DDL, "t"), nil); err != nil {
-			return Sample{}, err
+	run := func() (report.Sample, error) {
+		if _, err := exec.ExecContext(ctx, fmt.Sprintf(workload.Flat14DDL, "t"), nil); err != nil {
+			return report.Sample{}, err
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			app, err := duckdbgo.NewAppenderFromConn(conn, "", "t")
 			if err != nil {
 				return 0, 0, err
@@ -196,5 +160,5 @@ func appenderContender(ctx context.Context, path string, recs []arrow.RecordBatc
 			return size, n, app.Close()
 		})
 	}
-	return Contender{Name: "duckdb-go row Appender", Run: run}, closeAll, nil
+	return report.Contender{Name: "duckdb-go row Appender", Run: run}, closeAll, nil
 }

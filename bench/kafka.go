@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
@@ -33,7 +34,7 @@ type KafkaConfig struct {
 // Kafka times each stage of the Kafka → Protobuf → Arrow → DuckDB pipeline
 // alone, then the whole pipeline, beside DuckDB's native insert of the same
 // rows (seeds/003).
-func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
+func Kafka(ctx context.Context, cfg KafkaConfig) (*report.Report, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := stages.New(ctx, stages.Config{
 		Messages: cfg.Messages, Partitions: cfg.Partitions, Flat: cfg.Flat, Brokers: cfg.Brokers, Logger: quiet,
@@ -48,14 +49,14 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	}
 	defer b.Close()
 	names := []string{stages.Consume, stages.Decode, stages.Insert, stages.Native, stages.Parquet, stages.Pipeline}
-	cs := make([]Contender, len(names))
+	cs := make([]report.Contender, len(names))
 	for i, st := range names {
-		cs[i] = Contender{Name: st, Run: func() (Sample, error) {
+		cs[i] = report.Contender{Name: st, Run: func() (report.Sample, error) {
 			res, err := b.Run(ctx, st)
-			return Sample{Dur: res.Duration, Bytes: res.Bytes, Rows: res.Rows, CPU: res.CPU}, err
+			return report.Sample{Dur: res.Duration, Bytes: res.Bytes, Rows: res.Rows, CPU: res.CPU}, err
 		}}
 	}
-	stats, err := Alternate(cfg.Reps, cs...)
+	stats, err := report.Alternate(cfg.Reps, cs...)
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +69,9 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	if !inProcess {
 		broker, who = "external broker", "quiver's process (not the broker)"
 	}
-	r := &Report{Suite: "kafka", Reps: cfg.Reps}
-	t := &Table{
-		Title: fmt.Sprintf("Kafka pipeline: %s messages, %s, %d partitions, %s", fmtRows(int64(cfg.Messages)), shape, cfg.Partitions, broker),
+	r := &report.Report{Suite: "kafka", Reps: cfg.Reps}
+	t := &report.Table{
+		Title: fmt.Sprintf("Kafka pipeline: %s messages, %s, %d partitions, %s", report.FmtRows(int64(cfg.Messages)), shape, cfg.Partitions, broker),
 		Note: "Each stage alone, then the whole pipeline (first delivery to last commit); native is DuckDB's INSERT INTO t2 SELECT * FROM t of the same rows; " +
 			"parquet writes the decoded batches to one Parquet file (V2, zstd level 1, as the lake's files) with one COPY over an Arrow scan, without storing them in DuckDB; " +
 			"cores is the CPU time " + who + " used over the stage's time.",
@@ -79,8 +80,8 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 	native, pipeline := stats[slices.Index(names, stages.Native)], stats[slices.Index(names, stages.Pipeline)]
 	for _, s := range stats {
 		r.Add("kafka", shape, s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtCores(s.Cores()), fmtX(s.RowsPerSec() / native.RowsPerSec())})
-		t.Bars = append(t.Bars, Bar{Group: shape, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+		t.Rows = append(t.Rows, []string{s.Name, report.FmtMS(s), report.FmtRate(s.RowsPerSec()), report.FmtMBps(s), fmtCores(s.Cores()), report.FmtX(s.RowsPerSec() / native.RowsPerSec())})
+		t.Bars = append(t.Bars, report.Bar{Group: shape, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 	}
 	t.Footer = kafkaBound(pipeline, stats[slices.Index(names, stages.Consume)], runtime.NumCPU(), inProcess)
 	r.Tables = append(r.Tables, t)
@@ -90,7 +91,7 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*Report, error) {
 // kafkaBound says what bound the pipeline: the
 // broker when the pipeline came within 0.8× of consuming alone, the CPU
 // when it kept 90% of the cores busy.
-func kafkaBound(pipeline, consume Stat, cores int, inProcess bool) string {
+func kafkaBound(pipeline, consume report.Stat, cores int, inProcess bool) string {
 	vsConsume := pipeline.RowsPerSec() / consume.RowsPerSec()
 	busy := pipeline.Cores()
 	switch {

@@ -4,16 +4,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 func TestKafkaBound(t *testing.T) {
-	stat := func(ms, cpuMS int) Stat {
-		return Stat{Samples: []Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
+	stat := func(ms, cpuMS int) report.Stat {
+		return report.Stat{Samples: []report.Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
 	}
 	consume := stat(200, 300)
 	for _, tc := range []struct {
 		name      string
-		pipeline  Stat
+		pipeline  report.Stat
 		inProcess bool
 		want      string
 	}{

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,11 +22,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/bench/stages"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // LakeConfig configures the lake suite.
@@ -43,7 +44,7 @@ type LakeConfig struct {
 	// S3 reaches the object store; Bucket must exist in it. The warehouse
 	// is a fresh prefix s3://Bucket/bench-<random>; the catalog is SQLite
 	// in a temporary directory.
-	S3     iceberg.S3Config
+	S3     lake.S3Config
 	Bucket string
 	// Store names the object store in the title.
 	Store string
@@ -89,14 +90,14 @@ type lakeRun struct {
 // Lake times the Kafka → DuckDB pipeline alone against the same pipeline
 // committing rotated segments to Apache Iceberg tables on S3, over the
 // same topic, alternated.
-func Lake(ctx context.Context, cfg LakeConfig) (*Report, error) {
+func Lake(ctx context.Context, cfg LakeConfig) (*report.Report, error) {
 	r, _, err := lakeSuite(ctx, cfg)
 	return r, err
 }
 
 // lakeSuite runs the suite and returns the report and the lake runs'
 // details (warm-up excluded).
-func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) {
+func lakeSuite(ctx context.Context, cfg LakeConfig) (*report.Report, []lakeRun, error) {
 	if cfg.Messages < 1 || cfg.Partitions < 1 || cfg.RotateBytes < 1 {
 		return nil, nil, errors.New("lake bench: messages, partitions and the rotation size must be positive")
 	}
@@ -132,7 +133,7 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) 
 
 	// The lake: a fresh prefix of the bucket, a SQLite catalog.
 	warehouse := fmt.Sprintf("s3://%s/bench-%s", cfg.Bucket, randomHex(6))
-	lk, err := iceberg.Open(ctx, iceberg.Config{
+	lk, err := lake.Open(ctx, lake.Config{
 		Warehouse:  warehouse,
 		CatalogURI: "sqlite:///" + filepath.ToSlash(filepath.Join(tmp, "catalog.db")),
 		S3:         cfg.S3,
@@ -144,13 +145,13 @@ func lakeSuite(ctx context.Context, cfg LakeConfig) (*Report, []lakeRun, error) 
 
 	h := &lakeHarness{cfg: cfg, log: log, dir: tmp, brokers: brokers, topic: topic, md: md, lk: lk}
 	var pipeRuns, lakeRuns []lakeRun
-	stats, err := Alternate(cfg.Reps,
-		Contender{Name: lakeA, Run: func() (Sample, error) {
+	stats, err := report.Alternate(cfg.Reps,
+		report.Contender{Name: lakeA, Run: func() (report.Sample, error) {
 			s, run, err := h.run(ctx, false)
 			pipeRuns = append(pipeRuns, run)
 			return s, err
 		}},
-		Contender{Name: lakeB, Run: func() (Sample, error) {
+		report.Contender{Name: lakeB, Run: func() (report.Sample, error) {
 			s, run, err := h.run(ctx, true)
 			lakeRuns = append(lakeRuns, run)
 			return s, err
@@ -177,7 +178,7 @@ type lakeHarness struct {
 	brokers []string
 	topic   string
 	md      protoreflect.MessageDescriptor
-	lk      *iceberg.Lake
+	lk      *lake.Lake
 	n       int
 }
 
@@ -185,11 +186,11 @@ type lakeHarness struct {
 // from the first delivery until everything is committed: to DuckDB
 // (pipeline), or to the lake, the final segment sealed and committed at
 // the clean stop included (lake).
-func (h *lakeHarness) run(ctx context.Context, withLake bool) (Sample, lakeRun, error) {
+func (h *lakeHarness) run(ctx context.Context, withLake bool) (report.Sample, lakeRun, error) {
 	h.n++
 	dir := filepath.Join(h.dir, fmt.Sprintf("run-%d", h.n))
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return Sample{}, lakeRun{}, err
+		return report.Sample{}, lakeRun{}, err
 	}
 	defer os.RemoveAll(dir)
 	group := fmt.Sprintf("quiver-bench-lake-%d-%d", h.n, time.Now().UnixNano())
@@ -205,31 +206,31 @@ func (h *lakeHarness) run(ctx context.Context, withLake bool) (Sample, lakeRun, 
 	}
 	if withLake {
 		cfg.Lake = &ingest.LakeConfig{Lake: h.lk, Namespace: namespace, Group: group, Topic: h.topic}
-		cfg.Rotate = lake.Policy{MaxBytes: h.cfg.RotateBytes}
+		cfg.Rotate = segment.Policy{MaxBytes: h.cfg.RotateBytes}
 	}
 	p, err := ingest.New(cfg)
 	if err != nil {
-		return Sample{}, lakeRun{}, err
+		return report.Sample{}, lakeRun{}, err
 	}
 	src, err := kafka.New(kafka.Brokers(h.brokers...), kafka.Topic(h.topic), kafka.Group(group), kafka.Logger(h.log),
 		kafka.FetchMaxPartitionBytes(h.cfg.FetchPartitionBytes), kafka.FetchMaxBytes(h.cfg.FetchMaxBytes))
 	if err != nil {
-		return Sample{}, lakeRun{}, err
+		return report.Sample{}, lakeRun{}, err
 	}
 	total := int64(h.cfg.Messages)
 	w := &stopAtEnd{Source: src, total: total, storePID: h.cfg.StorePID}
 	rep, err := p.Run(ctx, w)
 	if err != nil {
-		return Sample{}, lakeRun{}, err
+		return report.Sample{}, lakeRun{}, err
 	}
 	if rep.Records != total {
-		return Sample{}, lakeRun{}, fmt.Errorf("the pipeline committed %d of %d messages (%d dead letters)", rep.Records, total, rep.DeadLetters)
+		return report.Sample{}, lakeRun{}, fmt.Errorf("the pipeline committed %d of %d messages (%d dead letters)", rep.Records, total, rep.DeadLetters)
 	}
 	first, done, end, ok := w.times()
 	if !ok {
-		return Sample{}, lakeRun{}, errors.New("the run ended before everything was delivered and committed")
+		return report.Sample{}, lakeRun{}, errors.New("the run ended before everything was delivered and committed")
 	}
-	s := Sample{Dur: end.Sub(first), Bytes: rep.Bytes, Rows: rep.Records, CPU: w.cpuEnd - w.cpuFirst}
+	s := report.Sample{Dur: end.Sub(first), Bytes: rep.Bytes, Rows: rep.Records, CPU: w.cpuEnd - w.cpuFirst}
 	run := lakeRun{ingest: done.Sub(first), tail: end.Sub(done), tailCPU: w.cpuEnd - w.cpuDone, storeCPU: w.storeEnd - w.storeFirst,
 		machineCPU: w.machEnd - w.machFirst, machineTailCPU: w.machEnd - w.machDone}
 	if !withLake {
@@ -351,7 +352,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 	if n > 0 {
 		h.s.mu.Lock()
 		if h.s.first.IsZero() {
-			h.s.first, h.s.cpuFirst, h.s.storeFirst, h.s.machFirst = time.Now(), processCPU(), pidCPU(h.s.storePID), machineCPU()
+			h.s.first, h.s.cpuFirst, h.s.storeFirst, h.s.machFirst = time.Now(), osfacts.SelfCPU(), pidCPU(h.s.storePID), machineBusy()
 		}
 		h.s.mu.Unlock()
 	}
@@ -367,7 +368,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 			go func() {
 				defer h.stop()
 				if _, err := h.Handler.Flush(ctx); err == nil {
-					now, cpu, mach := time.Now(), processCPU(), machineCPU()
+					now, cpu, mach := time.Now(), osfacts.SelfCPU(), machineBusy()
 					h.s.mu.Lock()
 					h.s.done, h.s.cpuDone, h.s.machDone = now, cpu, mach
 					h.s.mu.Unlock()
@@ -383,7 +384,7 @@ func (h *stopHandler) Deliver(ctx context.Context, chunks []ingest.Chunk) error 
 func (h *stopHandler) Release(ctx context.Context, topic string, partitions []int32, commit bool) (ingest.Offsets, error) {
 	off, err := h.Handler.Release(ctx, topic, partitions, commit)
 	if err == nil && commit && h.s.delivered.Load() >= h.s.total {
-		now, cpu, store, mach := time.Now(), processCPU(), pidCPU(h.s.storePID), machineCPU()
+		now, cpu, store, mach := time.Now(), osfacts.SelfCPU(), pidCPU(h.s.storePID), machineBusy()
 		h.s.mu.Lock()
 		if !h.s.done.IsZero() {
 			h.s.end, h.s.cpuEnd, h.s.storeEnd, h.s.machEnd = now, cpu, store, mach
@@ -394,25 +395,25 @@ func (h *stopHandler) Release(ctx context.Context, topic string, partitions []in
 }
 
 // lakeReport builds the suite's tables.
-func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, warehouse string) *Report {
+func lakeReport(cfg LakeConfig, pipe, lk report.Stat, pipeRuns, lakeRuns []lakeRun, warehouse string) *report.Report {
 	const shape = "flat, 14 fields"
-	r := &Report{Suite: "lake", Reps: cfg.Reps}
+	r := &report.Report{Suite: "lake", Reps: cfg.Reps}
 	store := cfg.Store
 	if store == "" {
 		store = "S3 at " + cfg.S3.Endpoint
 	}
-	t := &Table{
+	t := &report.Table{
 		Title: fmt.Sprintf("Kafka → Iceberg on S3: %s messages, %s, %d partitions, in-process broker, %s, rotating at %s",
-			fmtRows(int64(cfg.Messages)), shape, cfg.Partitions, store, fmtMiB(cfg.RotateBytes)),
+			report.FmtRows(int64(cfg.Messages)), shape, cfg.Partitions, store, fmtMiB(cfg.RotateBytes)),
 		Note: "pipeline is Kafka → DuckDB alone (no rotation), first delivery to the last DuckDB commit; lake is the same pipeline " +
 			"in lake mode (the main rows streamed into Parquet files, the rest in a DuckDB file) committing each segment to Iceberg tables (SQLite catalog, warehouse " + warehouse + "), first delivery to the last Iceberg commit, " +
 			"the final segment sealed, uploaded and committed at the clean stop included; cores is this process's CPU time (broker included, object store not) over the run's time.",
 		Columns: []string{"run", "ms", "rows/s", "MB/s", "cores", "vs pipeline"},
 	}
-	for _, s := range []Stat{pipe, lk} {
+	for _, s := range []report.Stat{pipe, lk} {
 		r.Add("lake", shape, s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtRate(s.RowsPerSec()), fmtMBps(s), fmtCores(s.Cores()), fmtX(s.RowsPerSec() / pipe.RowsPerSec())})
-		t.Bars = append(t.Bars, Bar{Group: shape, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+		t.Rows = append(t.Rows, []string{s.Name, report.FmtMS(s), report.FmtRate(s.RowsPerSec()), report.FmtMBps(s), fmtCores(s.Cores()), report.FmtX(s.RowsPerSec() / pipe.RowsPerSec())})
+		t.Bars = append(t.Bars, report.Bar{Group: shape, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 	}
 	m := summarizeLake(lakeRuns)
 	storeCores := 0.0
@@ -443,7 +444,7 @@ func lakeReport(cfg LakeConfig, pipe, lk Stat, pipeRuns, lakeRuns []lakeRun, war
 	if m.segments > 0 {
 		meanSeg = float64(m.segmentMB) / float64(m.segments)
 	}
-	out := &Table{
+	out := &report.Table{
 		Title: "What the lake run wrote (median of the runs)",
 		Note: "Data files and commits of the main table (each commit is one Iceberg snapshot; the dead-letter table " +
 			"gets an empty commit beside each, counted in all commits); commits/h is the commits per hour at the lake run's rate, " +
@@ -466,7 +467,7 @@ func summarizeLake(runs []lakeRun) lakeRun {
 		for i, r := range runs {
 			v[i] = f(r)
 		}
-		return medianI(v)
+		return report.Median(v)
 	}
 	d := func(f func(lakeRun) time.Duration) time.Duration { return medianDur(runs, f) }
 	return lakeRun{
@@ -494,19 +495,7 @@ func medianDur(runs []lakeRun, f func(lakeRun) time.Duration) time.Duration {
 	for i, r := range runs {
 		v[i] = int64(f(r))
 	}
-	return time.Duration(medianI(v))
-}
-
-func medianI(v []int64) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = append([]int64(nil), v...)
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	if len(v)%2 == 0 {
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return v[len(v)/2]
+	return time.Duration(report.Median(v))
 }
 
 // lakeOverlap says whether the uploads and commits overlapped ingest:
@@ -532,7 +521,7 @@ func cores(cpu, wall time.Duration) float64 {
 // beyond the pipeline alone went to a slower ingest (rotations, uploads
 // and commits beside it) and how much to the tail after the last DuckDB
 // commit, and whether the CPU was saturated.
-func lakeBound(pipe, lk Stat, pipeIngest time.Duration, m lakeRun, storeCores float64, ncpu int) string {
+func lakeBound(pipe, lk report.Stat, pipeIngest time.Duration, m lakeRun, storeCores float64, ncpu int) string {
 	vs := lk.RowsPerSec() / pipe.RowsPerSec()
 	extra := lk.Median() - pipe.Median()
 	slower := m.ingest - pipeIngest

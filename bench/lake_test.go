@@ -9,8 +9,9 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // TestLake_Tiny runs the lake suite small against a real object store
@@ -27,7 +28,7 @@ func TestLake_Tiny(t *testing.T) {
 	defer cancel()
 	rep, runs, err := lakeSuite(ctx, LakeConfig{
 		Messages: messages, Partitions: 4, RotateBytes: 256 << 10, Reps: 1,
-		S3: iceberg.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true,
+		S3: lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true,
 			AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
 		Bucket: "bench", Store: "SeaweedFS",
 	})
@@ -102,8 +103,8 @@ func TestRotatedFiles(t *testing.T) {
 }
 
 func TestLakeBound(t *testing.T) {
-	stat := func(ms, cpuMS int) Stat {
-		return Stat{Samples: []Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
+	stat := func(ms, cpuMS int) report.Stat {
+		return report.Stat{Samples: []report.Sample{{Dur: time.Duration(ms) * time.Millisecond, Rows: 1_000_000, CPU: time.Duration(cpuMS) * time.Millisecond}}}
 	}
 	pipe := stat(1000, 1200)
 	run := func(ingestMS, tailMS, tailCPUMS int) lakeRun {
@@ -112,7 +113,7 @@ func TestLakeBound(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		lake  Stat
+		lake  report.Stat
 		m     lakeRun
 		store float64
 		want  string

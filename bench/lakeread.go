@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,10 +14,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/scrape"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/lake"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -43,7 +45,7 @@ const lakeNamespace = "quiver"
 type LakeReadConfig struct {
 	// Bin is the quiver binary, run as the server.
 	Bin       string
-	Workloads []Workload // num20, str20
+	Workloads []workload.Workload // num20, str20
 	Rows      int64
 	Reps      int
 	// Dir is where the bench database and the lake are made (in a
@@ -64,7 +66,7 @@ type LakeReadConfig struct {
 
 func (c *LakeReadConfig) defaults() {
 	if len(c.Workloads) == 0 {
-		c.Workloads = []Workload{Workloads["num20"], Workloads["str20"]}
+		c.Workloads = []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}
 	}
 	if c.Rows <= 0 {
 		c.Rows = 10_000_000
@@ -110,7 +112,7 @@ func (f *LakeFiles) defaults() {
 		f.Compression = "zstd"
 	}
 	if f.ParquetVersion == "" {
-		f.ParquetVersion = lake.DefaultParquetVersion
+		f.ParquetVersion = segment.DefaultParquetVersion
 	}
 }
 
@@ -127,7 +129,7 @@ func (f LakeFiles) copyOptions() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("unknown data file compression %q: use %s", f.Compression, strings.Join(LakeFileCompressions, ", "))
 	}
-	v, err := lake.ParseParquetVersion(f.ParquetVersion)
+	v, err := segment.ParseParquetVersion(f.ParquetVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -146,10 +148,10 @@ func (f LakeFiles) String() string { return f.Compression + " Parquet " + f.Parq
 // lakesql's Planner.Plan asks the connection for its current catalog
 // while holding the catalog's lock, and that query runs the statement
 // hook, which takes the same lock.
-func lakeTableName(w Workload) string { return w.Name }
+func lakeTableName(w workload.Workload) string { return w.Name }
 
 // LakeRead runs the lakeread suite.
-func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
+func LakeRead(ctx context.Context, cfg LakeReadConfig) (*report.Report, error) {
 	cfg.defaults()
 	if _, err := cfg.Files.copyOptions(); err != nil {
 		return nil, err
@@ -179,7 +181,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	}
 	if !cfg.SkipPruning {
 		if !hasWorkload(ws, "num20") {
-			ws = append(ws[:len(ws):len(ws)], Workloads["num20"])
+			ws = append(ws[:len(ws):len(ws)], workload.Workloads["num20"])
 		}
 		specs = append(specs, pruneSpec)
 	}
@@ -205,7 +207,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	}
 	defer c.Close()
 
-	r := &Report{Suite: "lakeread", Reps: cfg.Reps}
+	r := &report.Report{Suite: "lakeread", Reps: cfg.Reps}
 	if err := lakeReadTable(ctx, cfg, c, srv.cmd.Process.Pid, written, r); err != nil {
 		return nil, err
 	}
@@ -217,7 +219,7 @@ func LakeRead(ctx context.Context, cfg LakeReadConfig) (*Report, error) {
 	return r, nil
 }
 
-func hasWorkload(ws []Workload, name string) bool {
+func hasWorkload(ws []workload.Workload, name string) bool {
 	for _, w := range ws {
 		if w.Name == name {
 			return true
@@ -228,9 +230,9 @@ func hasWorkload(ws []Workload, name string) bool {
 
 // lakeReadTable alternates the lake scan and the local scan of each
 // workload and adds their table.
-func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, srvPID int, written map[string]lakeWritten, r *Report) error {
-	t := &Table{
-		Title: fmt.Sprintf("Lake scan against a local table: %s rows, one quiver serve --lake file://… holding both", fmtRows(cfg.Rows)),
+func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, srvPID int, written map[string]lakeWritten, r *report.Report) error {
+	t := &report.Table{
+		Title: fmt.Sprintf("Lake scan against a local table: %s rows, one quiver serve --lake file://… holding both", report.FmtRows(cfg.Rows)),
 		Note: "quiver's Go client (in the bench process) drains SELECT * FROM lake.quiver.num20 and SELECT * FROM num (str20: str), the same rows, alternated; " +
 			"cores is the CPU time of the server and the client over the fetch's time; rows/s and MB/s count the Arrow rows and bytes received.",
 		Columns: []string{"workload", "rows", "source", "endpoints", "ms", "MB/s", "rows/s", "cores", "vs local"},
@@ -249,30 +251,30 @@ func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, sr
 		}
 		pids := []int{srvPID}
 		var machine [2][]time.Duration // the machine's busy CPU time over each run
-		run := func(i int, q string) func() (Sample, error) {
-			return func() (Sample, error) {
-				m0 := machineCPU()
+		run := func(i int, q string) func() (report.Sample, error) {
+			return func() (report.Sample, error) {
+				m0 := machineBusy()
 				s, err := timedQuery(ctx, c, q, cfg.Rows, pids)
-				machine[i] = append(machine[i], machineCPU()-m0)
+				machine[i] = append(machine[i], machineBusy()-m0)
 				return s, err
 			}
 		}
-		stats, err := Alternate(cfg.Reps, Contender{Name: "lake", Run: run(0, lakeQ)}, Contender{Name: "local", Run: run(1, localQ)})
+		stats, err := report.Alternate(cfg.Reps, report.Contender{Name: "lake", Run: run(0, lakeQ)}, report.Contender{Name: "local", Run: run(1, localQ)})
 		if err != nil {
 			return err
 		}
-		cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(cfg.Rows))
+		cas := fmt.Sprintf("%s/%s", w.Name, report.FmtRows(cfg.Rows))
 		lk, local := stats[0], stats[1]
 		for i, s := range stats {
 			r.Add("lakeread", cas, s)
 			eps := []int{lakeEPs, localEPs}[i]
-			t.Rows = append(t.Rows, []string{w.Name, fmtRows(cfg.Rows), s.Name, strconv.Itoa(eps), fmtMS(s), fmtMBps(s),
-				fmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), fmtX(Ratio(s, local))})
-			t.Bars = append(t.Bars, Bar{Group: cas, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
+			t.Rows = append(t.Rows, []string{w.Name, report.FmtRows(cfg.Rows), s.Name, strconv.Itoa(eps), report.FmtMS(s), report.FmtMBps(s),
+				report.FmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), report.FmtX(report.Ratio(s, local))})
+			t.Bars = append(t.Bars, report.Bar{Group: cas, Series: s.Name, Value: s.RowsPerSec(), Unit: "rows/s"})
 		}
 		wr := written[name]
 		verdicts = append(verdicts, fmt.Sprintf("%s: the lake scan ran at %.2f× the local scan's rows/s (target 0.7×), reading %d data files of %s mean (%s, %s in all) over %d endpoints; %s.",
-			w.Name, Ratio(lk, local), wr.files, fmtMB(wr.meanBytes()), cfg.Files, fmtMB(wr.bytes), lakeEPs, lakeBoundNote(lk, local, medianDuration(machine[0][1:]))))
+			w.Name, report.Ratio(lk, local), wr.files, fmtMB(wr.meanBytes()), cfg.Files, fmtMB(wr.bytes), lakeEPs, lakeBoundNote(lk, local, report.Median(machine[0][1:]))))
 	}
 	t.Footer = strings.Join(verdicts, "\n")
 	r.Tables = append(r.Tables, t)
@@ -281,9 +283,9 @@ func lakeReadTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, sr
 
 // lakeBoundNote says what the lake scan's CPU time was and whether the
 // CPU bound it, from the machine's busy CPU time over its median run.
-func lakeBoundNote(lk, local Stat, machineBusy time.Duration) string {
+func lakeBoundNote(lk, local report.Stat, machineBusy time.Duration) string {
 	ncpu := runtime.NumCPU()
-	cpuS := func(s Stat) float64 { return s.Cores() * s.Median().Seconds() }
+	cpuS := func(s report.Stat) float64 { return s.Cores() * s.Median().Seconds() }
 	note := fmt.Sprintf("a lake scan cost %.1f CPU-s against the local scan's %.1f (server and client)", cpuS(lk), cpuS(local))
 	machine := cores(machineBusy, lk.Median())
 	switch {
@@ -299,7 +301,7 @@ func lakeBoundNote(lk, local Stat, machineBusy time.Duration) string {
 var pruneSpec = lakeTableSpec{
 	name:      "num20_part",
 	from:      "SELECT *, id % 100 AS part FROM num",
-	partition: []lakeice.PartitionField{{Column: "part", Transform: lakeice.Identity}},
+	partition: []lake.PartitionField{{Column: "part", Transform: lake.Identity}},
 }
 
 // pruneValue is the partition the pruning query reads.
@@ -307,7 +309,7 @@ const pruneValue = 7
 
 // pruningTable reads one partition of 100 and adds the share of the
 // snapshot's bytes the server's scan read.
-func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, httpAddr string, wr lakeWritten, r *Report) error {
+func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, httpAddr string, wr lakeWritten, r *report.Report) error {
 	q := fmt.Sprintf("SELECT * FROM lake.quiver.%s WHERE part = %d", pruneSpec.name, pruneValue)
 	names := []string{"quiver_lake_scans_total", "quiver_lake_scan_files_total", "quiver_lake_scan_bytes_total", "quiver_lake_scan_snapshot_bytes_total"}
 	before, err := scrapeMetrics(ctx, httpAddr, "", "", names...)
@@ -328,9 +330,9 @@ func pruningTable(ctx context.Context, cfg LakeReadConfig, c *client.Client, htt
 	if err != nil {
 		return err
 	}
-	r.Results = append(r.Results, Result{Table: "pruning", Case: pruneSpec.name, Contender: "part = 7", Rows: s.Rows, Bytes: int64(d(names[2]))})
-	r.Tables = append(r.Tables, &Table{
-		Title:   fmt.Sprintf("Partition pruning: %s rows of num20 plus part = id %% 100, identity-partitioned (%d data files)", fmtRows(cfg.Rows), wr.files),
+	r.Results = append(r.Results, report.Result{Table: "pruning", Case: pruneSpec.name, Contender: "part = 7", Rows: s.Rows, Bytes: int64(d(names[2]))})
+	r.Tables = append(r.Tables, &report.Table{
+		Title:   fmt.Sprintf("Partition pruning: %s rows of num20 plus part = id %% 100, identity-partitioned (%d data files)", report.FmtRows(cfg.Rows), wr.files),
 		Note:    "From the server's /metrics: quiver_lake_scan_bytes_total over quiver_lake_scan_snapshot_bytes_total, counted over the query's planning and its scans.",
 		Columns: []string{"table", "predicate", "rows", "files read", "MB read", "snapshot MB", "share read", "target"},
 		Rows:    [][]string{row},
@@ -346,7 +348,7 @@ func pruningRow(table, pred string, rows int64, totalFiles int, scans, files, re
 		return nil, fmt.Errorf("pruning: the server counted no lake scan (scans +%.0f, snapshot bytes +%.0f)", scans, snapshot)
 	}
 	share := read / snapshot
-	return []string{table, pred, fmtRows(rows), fmt.Sprintf("%.0f of %d", files/scans, totalFiles),
+	return []string{table, pred, report.FmtRows(rows), fmt.Sprintf("%.0f of %d", files/scans, totalFiles),
 		fmt.Sprintf("%.1f", read/scans/1e6), fmt.Sprintf("%.1f", snapshot/scans/1e6), fmt.Sprintf("%.2f%%", 100*share), "≤ 2%"}, nil
 }
 
@@ -361,16 +363,16 @@ func partRows(n, mod, v int64) int64 {
 // timedQuery times one fetch of q through c, draining the batches, and
 // checks it returned want rows. The sample's CPU is this process's and
 // that of the processes pids over the fetch.
-func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pids []int) (Sample, error) {
+func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pids []int) (report.Sample, error) {
 	cpu := func() time.Duration {
-		d := processCPU()
+		d := osfacts.SelfCPU()
 		for _, p := range pids {
 			d += pidCPU(p)
 		}
 		return d
 	}
 	cpu0 := cpu()
-	s, err := Timed(func() (int64, int64, error) {
+	s, err := report.Timed(func() (int64, int64, error) {
 		res, err := c.Query(ctx, q)
 		if err != nil {
 			return 0, 0, err
@@ -379,11 +381,11 @@ func timedQuery(ctx context.Context, c *client.Client, q string, want int64, pid
 		return drainReader(res)
 	})
 	if err != nil {
-		return Sample{}, fmt.Errorf("%s: %w", q, err)
+		return report.Sample{}, fmt.Errorf("%s: %w", q, err)
 	}
 	s.CPU = cpu() - cpu0
 	if s.Rows != want {
-		return Sample{}, fmt.Errorf("%s: got %d rows, want %d", q, s.Rows, want)
+		return report.Sample{}, fmt.Errorf("%s: got %d rows, want %d", q, s.Rows, want)
 	}
 	return s, nil
 }
@@ -408,40 +410,15 @@ func probeEndpoints(ctx context.Context, c *client.Client, q string) (int, []str
 // /metrics at addr, logged in as user (a server with users asks for a
 // login there); a metric it does not list is 0.
 func scrapeMetrics(ctx context.Context, addr, user, password string, names ...string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	f, err := scrape.PageAs(ctx, "http://"+addr+"/metrics", user, password)
 	if err != nil {
 		return nil, err
 	}
-	if user != "" {
-		req.SetBasicAuth(user, password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read metrics: %s", resp.Status)
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	out := make(map[string]float64, len(names))
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !want[name] {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return nil, fmt.Errorf("read metrics: %s: %w", name, err)
-		}
-		out[name] = f
+	for _, n := range names {
+		out[n], _ = f.Value(n, nil)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // announced is the address p announced for what ("quiver: <what>
@@ -464,7 +441,7 @@ func (p *nsProc) announced(what string) string {
 type lakeTableSpec struct {
 	name      string
 	from      string
-	partition []lakeice.PartitionField
+	partition []lake.PartitionField
 }
 
 // lakeWritten is what one table's commit holds.
@@ -485,7 +462,7 @@ func (w lakeWritten) meanBytes() int64 {
 // database at db, then writes each spec's rows to a new file:// lake
 // at lakeDir (catalog: sqlite in lakeDir/catalog.db), each table in one
 // commit. Nothing is timed.
-func buildLake(ctx context.Context, db, lakeDir string, ws []Workload, rows int64, specs []lakeTableSpec, fo LakeFiles) (map[string]lakeWritten, error) {
+func buildLake(ctx context.Context, db, lakeDir string, ws []workload.Workload, rows int64, specs []lakeTableSpec, fo LakeFiles) (map[string]lakeWritten, error) {
 	d, err := engine.Open(ctx, engine.Options{Path: db, ExternalAccess: true})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
@@ -497,14 +474,14 @@ func buildLake(ctx context.Context, db, lakeDir string, ws []Workload, rows int6
 	}
 	defer conn.Release()
 	for _, t := range tablesOf(ws) {
-		if _, err := conn.Exec(ctx, CreateSQL(t, rows)); err != nil {
+		if _, err := conn.Exec(ctx, workload.CreateSQL(t, rows)); err != nil {
 			return nil, fmt.Errorf("generate %s: %w", t, err)
 		}
 	}
 	if err := os.MkdirAll(lakeDir, 0o755); err != nil {
 		return nil, err
 	}
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + lakeDir})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + lakeDir})
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +501,7 @@ func buildLake(ctx context.Context, db, lakeDir string, ws []Workload, rows int6
 // field ids on every column) into tmp, uploads the files into the lake
 // table and commits them as one snapshot. An unpartitioned table's files
 // rotate at fo.Bytes; a partitioned one has a file per partition.
-func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tmp string, spec lakeTableSpec, fo LakeFiles) (lakeWritten, error) {
+func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lake.Lake, tmp string, spec lakeTableSpec, fo LakeFiles) (lakeWritten, error) {
 	rows, err := conn.Query(ctx, spec.from+" LIMIT 0")
 	if err != nil {
 		return lakeWritten{}, fmt.Errorf("read the schema: %w", err)
@@ -544,14 +521,14 @@ func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tm
 		return lakeWritten{}, err
 	}
 	opts = append([]string{"FORMAT parquet"}, opts...)
-	opts = append(opts, "FIELD_IDS "+lakeice.DuckDBFieldIDs(ids))
+	opts = append(opts, "FIELD_IDS "+lake.DuckDBFieldIDs(ids))
 	sel := spec.from
 	if len(spec.partition) > 0 {
 		// As quiver's ingest does: a key column per partition field
 		// splits the rows into a file per partition, and is not written.
 		var keys, names []string
 		for i, pf := range spec.partition {
-			expr, ok := lakeice.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
+			expr, ok := lake.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
 			if !ok {
 				return lakeWritten{}, fmt.Errorf("no DuckDB key for partition transform %s", pf.Transform)
 			}
@@ -596,8 +573,8 @@ func writeLakeTable(ctx context.Context, conn *engine.Conn, lk *lakeice.Lake, tm
 		_ = files.Discard(ctx)
 		return lakeWritten{}, fmt.Errorf("the Parquet files hold %d rows, COPY wrote %d", files.Rows(), n)
 	}
-	_, err = tb.CommitFiles(ctx, files, lakeice.Offsets{Group: "bench", Topic: spec.name,
-		Ranges: map[int32]lakeice.Range{0: {Start: 0, End: n, First: true}}})
+	_, err = tb.CommitFiles(ctx, files, lake.Offsets{Group: "bench", Topic: spec.name,
+		Ranges: map[int32]lake.Range{0: {Start: 0, End: n, First: true}}})
 	if err != nil {
 		return lakeWritten{}, err
 	}

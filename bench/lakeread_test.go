@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 func TestPartRows(t *testing.T) {
@@ -60,7 +62,7 @@ func TestLakeFiles_CopyOptions(t *testing.T) {
 		t.Errorf("defaults: got %q, %v; want %q", got, err, want)
 	}
 	for _, c := range LakeFileCompressions {
-		for _, v := range lake.ParquetVersions {
+		for _, v := range segment.ParquetVersions {
 			opts, err := LakeFiles{Compression: c, ParquetVersion: v}.copyOptions()
 			if err != nil || !strings.Contains(opts[0], "COMPRESSION "+c) || opts[len(opts)-1] != "PARQUET_VERSION "+v {
 				t.Errorf("%s %s: got %q, %v", c, v, opts, err)
@@ -120,13 +122,13 @@ func TestLakeRead_Small(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds quiver and runs a server")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 200_000
 	// Small files and parts, so the scan is split as at full size.
 	rep, err := LakeRead(ctx, LakeReadConfig{
-		Bin: bin, Workloads: []Workload{Workloads["num20"], Workloads["str20"]}, Rows: rows, Reps: 1,
+		Bin: bin, Workloads: []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}, Rows: rows, Reps: 1,
 		Dir: t.TempDir(), Files: LakeFiles{Bytes: 4 << 20}, PartBytes: 1 << 20,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 // BenchmarkLakeScan_Engine splits the lakeread suite's gap without the
@@ -31,7 +32,7 @@ func BenchmarkLakeScan_Engine(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, CreateSQL("num", rows)); err != nil {
+	if _, err := conn.Exec(ctx, workload.CreateSQL("num", rows)); err != nil {
 		b.Fatal(err)
 	}
 	sources := []struct{ name, from string }{{"table", "num"}}

@@ -18,15 +18,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/mempool"
 )
 
 // The link suite: DoGet over a bandwidth-limited link, compressed against
 // uncompressed. Two network namespaces joined by a veth pair, each end
 // shaped with a tbf qdisc, the server (`quiver serve`) in one and the
-// client (`quiver bench link-client`, a subprocess) in the other. The
+// client (`quiver-bench link-client`, a subprocess) in the other. The
 // addresses are a /30 that exists only inside those namespaces, so no
 // traffic leaves them; both namespaces are deleted on every exit path
 // (deleting a namespace deletes its veth end, and with it the pair).
@@ -38,9 +40,12 @@ var ErrLinkUnavailable = errors.New("shaped link unavailable")
 
 // LinkConfig configures the link suite.
 type LinkConfig struct {
-	// Bin is the quiver binary, run as the server and as the client.
-	Bin       string
-	Workloads []Workload // num20, str20
+	// Bin is the quiver binary, run as the server.
+	Bin string
+	// BenchBin is the quiver-bench binary, run as the client
+	// (quiver-bench link-client) and the raw TCP source beside it.
+	BenchBin  string
+	Workloads []workload.Workload // num20, str20
 	Rows      int64
 	// Compressions are what the client asks for: none, lz4, zstd, auto.
 	Compressions []string
@@ -57,7 +62,7 @@ type LinkConfig struct {
 
 func (c *LinkConfig) defaults() {
 	if len(c.Workloads) == 0 {
-		c.Workloads = []Workload{Workloads["num20"], Workloads["str20"]}
+		c.Workloads = []workload.Workload{workload.Workloads["num20"], workload.Workloads["str20"]}
 	}
 	if c.Rows <= 0 {
 		c.Rows = 1_000_000
@@ -80,7 +85,7 @@ func (c *LinkConfig) defaults() {
 }
 
 // Link runs the link suite.
-func Link(ctx context.Context, cfg LinkConfig) (*Report, error) {
+func Link(ctx context.Context, cfg LinkConfig) (*report.Report, error) {
 	cfg.defaults()
 	dir := cfg.Dir
 	if dir == "" {
@@ -95,7 +100,7 @@ func Link(ctx context.Context, cfg LinkConfig) (*Report, error) {
 	if err := generateLinkDB(ctx, db, cfg.Workloads, cfg.Rows); err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "link", Reps: cfg.Reps}
+	r := &report.Report{Suite: "link", Reps: cfg.Reps}
 	if !cfg.SkipLink {
 		if err := linkPhase(ctx, cfg, db, r); err != nil {
 			return nil, err
@@ -110,7 +115,7 @@ func Link(ctx context.Context, cfg LinkConfig) (*Report, error) {
 }
 
 // generateLinkDB writes the workloads' tables to a database file.
-func generateLinkDB(ctx context.Context, path string, ws []Workload, rows int64) error {
+func generateLinkDB(ctx context.Context, path string, ws []workload.Workload, rows int64) error {
 	db, err := engine.Open(ctx, engine.Options{Path: path})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
@@ -122,7 +127,7 @@ func generateLinkDB(ctx context.Context, path string, ws []Workload, rows int64)
 	}
 	defer c.Release()
 	for _, t := range tablesOf(ws) {
-		if _, err := c.Exec(ctx, CreateSQL(t, rows)); err != nil {
+		if _, err := c.Exec(ctx, workload.CreateSQL(t, rows)); err != nil {
 			return fmt.Errorf("generate %s: %w", t, err)
 		}
 	}
@@ -350,7 +355,7 @@ func (p *nsProc) Stop() {
 	}
 }
 
-// LinkFetch is what `quiver bench link-client` prints: one timed fetch.
+// LinkFetch is what `quiver-bench link-client` prints: one timed fetch.
 type LinkFetch struct {
 	Millis float64 `json:"ms"`
 	Rows   int64   `json:"rows"`
@@ -431,10 +436,10 @@ func RecvTCP(addr string, n int64) (LinkFetch, error) {
 	return LinkFetch{Millis: float64(time.Since(start).Microseconds()) / 1000, Bytes: got}, nil
 }
 
-// clientRun runs `quiver bench link-client` (in ns unless empty) and
+// clientRun runs `quiver-bench link-client` (in ns unless empty) and
 // returns the fetch it prints.
-func clientRun(ctx context.Context, ns, bin string, args ...string) (Sample, error) {
-	name, argv := bin, append([]string{"bench", "link-client"}, args...)
+func clientRun(ctx context.Context, ns, bin string, args ...string) (report.Sample, error) {
+	name, argv := bin, append([]string{"link-client"}, args...)
 	if ns != "" {
 		name, argv = "ip", append([]string{"netns", "exec", ns, bin}, argv...)
 	}
@@ -444,18 +449,18 @@ func clientRun(ctx context.Context, ns, bin string, args ...string) (Sample, err
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return Sample{}, fmt.Errorf("link client: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return report.Sample{}, fmt.Errorf("link client: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if js, ok := strings.CutPrefix(line, linkFetchPrefix); ok {
 			var f LinkFetch
 			if err := json.Unmarshal([]byte(js), &f); err != nil {
-				return Sample{}, fmt.Errorf("link client output: %w", err)
+				return report.Sample{}, fmt.Errorf("link client output: %w", err)
 			}
-			return Sample{Dur: time.Duration(f.Millis * float64(time.Millisecond)), Bytes: f.Bytes, Rows: f.Rows}, nil
+			return report.Sample{Dur: time.Duration(f.Millis * float64(time.Millisecond)), Bytes: f.Bytes, Rows: f.Rows}, nil
 		}
 	}
-	return Sample{}, fmt.Errorf("link client printed no result: %s", strings.TrimSpace(string(out)))
+	return report.Sample{}, fmt.Errorf("link client printed no result: %s", strings.TrimSpace(string(out)))
 }
 
 func randomPassword() string {
@@ -466,7 +471,7 @@ func randomPassword() string {
 
 // linkPhase builds the link, runs the server in one namespace and the
 // fetches from the other, and tears everything down.
-func linkPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) (err error) {
+func linkPhase(ctx context.Context, cfg LinkConfig, db string, r *report.Report) (err error) {
 	l, err := setupLink(ctx, cfg)
 	if err != nil {
 		return err
@@ -479,7 +484,7 @@ func linkPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) (err e
 		return err
 	}
 	defer srv.Stop()
-	tcp, err := startNS(ctx, l.srvNS, "tcp", cfg.Bin, "bench", "link-client", "--tcp-serve", l.srvAddr+":0")
+	tcp, err := startNS(ctx, l.srvNS, "tcp", cfg.BenchBin, "link-client", "--tcp-serve", l.srvAddr+":0")
 	if err != nil {
 		return err
 	}
@@ -489,7 +494,7 @@ func linkPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) (err e
 }
 
 // loopbackPhase runs the same fetches against a server on 127.0.0.1.
-func loopbackPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) error {
+func loopbackPhase(ctx context.Context, cfg LinkConfig, db string, r *report.Report) error {
 	pw := randomPassword()
 	srv, err := startNS(ctx, "", "flight", cfg.Bin, "serve", "--db", db, "--flight", "127.0.0.1:0",
 		"--mysql", "", "--http", "", "--log-level", "warn", "--user", "bench", "--password", pw)
@@ -497,7 +502,7 @@ func loopbackPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) er
 		return err
 	}
 	defer srv.Stop()
-	tcp, err := startNS(ctx, "", "tcp", cfg.Bin, "bench", "link-client", "--tcp-serve", "127.0.0.1:0")
+	tcp, err := startNS(ctx, "", "tcp", cfg.BenchBin, "link-client", "--tcp-serve", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -507,18 +512,18 @@ func loopbackPhase(ctx context.Context, cfg LinkConfig, db string, r *Report) er
 
 // fetchTable times each workload with each compression, alternated, plus
 // raw TCP moving the uncompressed byte count, and adds a table.
-func fetchTable(ctx context.Context, cfg LinkConfig, r *Report, name, title, ns, flightAddr, tcpAddr, pw string) error {
-	t := &Table{
+func fetchTable(ctx context.Context, cfg LinkConfig, r *report.Report, name, title, ns, flightAddr, tcpAddr, pw string) error {
+	t := &report.Table{
 		Title:   title,
 		Note:    fmt.Sprintf("quiver's Go client (a subprocess%s) asks for each compression with the x-quiver-compression header; ms is the median fetch, MB/s counts uncompressed Arrow bytes; raw TCP moves the same bytes, incompressible.", map[bool]string{true: " in the other namespace", false: ""}[ns != ""]),
 		Columns: []string{"workload", "rows", "compression", "ms", "MB/s", "vs none", "vs best fixed"},
 	}
 	for _, w := range cfg.Workloads {
 		q := w.Query(cfg.Rows)
-		var cs []Contender
+		var cs []report.Contender
 		for _, comp := range cfg.Compressions {
-			cs = append(cs, Contender{Name: comp, Run: func() (Sample, error) {
-				return clientRun(ctx, ns, cfg.Bin, "--server", flightAddr, "--user", "bench", "--password", pw,
+			cs = append(cs, report.Contender{Name: comp, Run: func() (report.Sample, error) {
+				return clientRun(ctx, ns, cfg.BenchBin, "--server", flightAddr, "--user", "bench", "--password", pw,
 					"--compression", comp, "--query", q)
 			}})
 		}
@@ -527,15 +532,15 @@ func fetchTable(ctx context.Context, cfg LinkConfig, r *Report, name, title, ns,
 		if err != nil {
 			return err
 		}
-		cs = append(cs, Contender{Name: "raw TCP", Run: func() (Sample, error) {
-			return clientRun(ctx, ns, cfg.Bin, "--tcp-recv", tcpAddr, "--bytes", strconv.FormatInt(first.Bytes, 10))
+		cs = append(cs, report.Contender{Name: "raw TCP", Run: func() (report.Sample, error) {
+			return clientRun(ctx, ns, cfg.BenchBin, "--tcp-recv", tcpAddr, "--bytes", strconv.FormatInt(first.Bytes, 10))
 		}})
-		stats, err := Alternate(cfg.Reps, cs...)
+		stats, err := report.Alternate(cfg.Reps, cs...)
 		if err != nil {
 			return err
 		}
-		cas := fmt.Sprintf("%s/%s", w.Name, fmtRows(cfg.Rows))
-		var none, best *Stat
+		cas := fmt.Sprintf("%s/%s", w.Name, report.FmtRows(cfg.Rows))
+		var none, best *report.Stat
 		for i := range stats[:len(stats)-1] {
 			s := &stats[i]
 			if s.Name == "none" {
@@ -547,15 +552,15 @@ func fetchTable(ctx context.Context, cfg LinkConfig, r *Report, name, title, ns,
 		}
 		for i, s := range stats {
 			r.Add(name, cas, s)
-			row := []string{w.Name, fmtRows(cfg.Rows), s.Name, fmtMS(s), fmtMBps(s), "", ""}
+			row := []string{w.Name, report.FmtRows(cfg.Rows), s.Name, report.FmtMS(s), report.FmtMBps(s), "", ""}
 			if none != nil && i < len(stats)-1 {
-				row[5] = fmtX(Ratio(s, *none))
+				row[5] = report.FmtX(report.Ratio(s, *none))
 			}
 			if best != nil && i < len(stats)-1 {
-				row[6] = fmtX(Ratio(s, *best))
+				row[6] = report.FmtX(report.Ratio(s, *best))
 			}
 			t.Rows = append(t.Rows, row)
-			t.Bars = append(t.Bars, Bar{Group: name + " " + cas, Series: s.Name, Value: s.Median().Seconds() * 1000, Unit: "ms (lower is better)"})
+			t.Bars = append(t.Bars, report.Bar{Group: name + " " + cas, Series: s.Name, Value: s.Median().Seconds() * 1000, Unit: "ms (lower is better)"})
 		}
 	}
 	r.Tables = append(r.Tables, t)

@@ -10,25 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// quiverBinary builds the quiver command for tests that run it as a
-// subprocess.
-func quiverBinary(t *testing.T) string {
-	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(gomod)) == "" {
-		t.Skipf("no go toolchain to build quiver: %v", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	bin := filepath.Join(t.TempDir(), "quiver")
-	cmd := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/quiver")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build quiver: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/internal/workload"
+)
 
 // ourNamespaces lists the namespaces this process's link suite made.
 func ourNamespaces(t *testing.T) []string {
@@ -57,11 +42,11 @@ func TestLink_ShapedLink(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2 (ip, tc)")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Link(ctx, LinkConfig{
-		Bin: bin, Workloads: []Workload{Workloads["num20"]}, Rows: 100_000,
+		Bin: bin, BenchBin: testsvc.BenchBinary(t), Workloads: []workload.Workload{workload.Workloads["num20"]}, Rows: 100_000,
 		Compressions: []string{"none", "lz4", "auto"}, Reps: 1, Dir: t.TempDir(),
 	})
 	if errors.Is(err, ErrLinkUnavailable) {
@@ -100,7 +85,7 @@ func TestLink_CleansUpOnFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := Link(ctx, LinkConfig{
-		Bin: filepath.Join(t.TempDir(), "no-such-quiver"), Workloads: []Workload{Workloads["num20"]},
+		Bin: filepath.Join(t.TempDir(), "no-such-quiver"), Workloads: []workload.Workload{workload.Workloads["num20"]},
 		Rows: 1000, Reps: 1, SkipLoopback: true, Dir: t.TempDir(),
 	})
 	if errors.Is(err, ErrLinkUnavailable) {

@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+
+	"github.com/quiverdata/quiver/bench/report"
 )
 
 // mysqlCLI times `mysql --quick -e SQL > /dev/null`, the seed's MySQL
 // protocol client, against addr.
-func mysqlCLI(name, addr, user, password, db, sql string, rows int64) Contender {
-	return Contender{Name: name, Run: func() (Sample, error) {
+func mysqlCLI(name, addr, user, password, db, sql string, rows int64) report.Contender {
+	return report.Contender{Name: name, Run: func() (report.Sample, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
-			return Sample{}, fmt.Errorf("mysql address %q: %w", addr, err)
+			return report.Sample{}, fmt.Errorf("mysql address %q: %w", addr, err)
 		}
 		args := []string{"--quick", "--batch", "-h", host, "-P", port, "-D", db, "-e", sql}
 		if user != "" {
@@ -22,7 +24,7 @@ func mysqlCLI(name, addr, user, password, db, sql string, rows int64) Contender 
 		if password != "" {
 			args = append(args, "-p"+password)
 		}
-		return Timed(func() (int64, int64, error) {
+		return report.Timed(func() (int64, int64, error) {
 			cmd := exec.Command("mysql", args...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

@@ -7,12 +7,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/serveproc"
 )
 
 // rssWatch samples resident memory while a fetch runs: the server
 // process's and this process's own (the client's), every 20 ms.
 type rssWatch struct {
-	srv            *ServerProc
+	srv            *serveproc.Proc
 	server, client int64 // peaks, bytes
 	stop           chan struct{}
 	wg             sync.WaitGroup
@@ -20,7 +23,7 @@ type rssWatch struct {
 
 // watchRSS starts sampling. It first gives freed memory back to the
 // system, so that the client's peak is this fetch's.
-func watchRSS(srv *ServerProc) *rssWatch {
+func watchRSS(srv *serveproc.Proc) *rssWatch {
 	debug.FreeOSMemory()
 	w := &rssWatch{srv: srv, stop: make(chan struct{})}
 	w.wg.Add(1)
@@ -43,8 +46,8 @@ func watchRSS(srv *ServerProc) *rssWatch {
 
 func (w *rssWatch) sample() {
 	w.server = max(w.server, w.srv.RSS())
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		w.client = max(w.client, procStatusKB(b, "VmRSS:")<<10)
+	if m, err := osfacts.ProcessMemory(os.Getpid()); err == nil {
+		w.client = max(w.client, m.RSS)
 	}
 }
 
@@ -57,11 +60,8 @@ func (w *rssWatch) Stop() (server, client int64) {
 
 // memAvailable is the system's MemAvailable in bytes, or 0 when unknown.
 func memAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	return procStatusKB(b, "MemAvailable:") << 10
+	n, _ := osfacts.MemAvailable()
+	return n
 }
 
 // tableRowBytes is about what a row of a generated table takes in a

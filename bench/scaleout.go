@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -140,7 +142,7 @@ func checkSubnet(s string) error {
 // ScaleOut runs the scaleout suite. It returns an error wrapping
 // ErrLinkUnavailable, before writing any data, where network namespaces
 // cannot be made.
-func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
+func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*report.Report, error) {
 	cfg.defaults()
 	if err := checkSubnet(cfg.Subnet); err != nil {
 		return nil, err
@@ -167,7 +169,7 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 	lakeDir := filepath.Join(work, "lake")
 	stage := filepath.Join(work, "stage.duckdb")
 	spec := lakeTableSpec{name: "num20", from: "SELECT * FROM num"}
-	written, err := buildLake(ctx, stage, lakeDir, []Workload{Workloads["num20"]}, cfg.Rows, []lakeTableSpec{spec}, cfg.Files)
+	written, err := buildLake(ctx, stage, lakeDir, []workload.Workload{workload.Workloads["num20"]}, cfg.Rows, []lakeTableSpec{spec}, cfg.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -257,22 +259,22 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 		return out, nil
 	}
 	var machine []time.Duration
-	stats, err := Alternate(cfg.Reps,
-		Contender{Name: "1 replica", Run: func() (Sample, error) { return timedQuery(ctx, one, q, cfg.Rows, pids) }},
-		Contender{Name: fmt.Sprintf("%d replicas", len(rs)), Run: func() (Sample, error) {
+	stats, err := report.Alternate(cfg.Reps,
+		report.Contender{Name: "1 replica", Run: func() (report.Sample, error) { return timedQuery(ctx, one, q, cfg.Rows, pids) }},
+		report.Contender{Name: fmt.Sprintf("%d replicas", len(rs)), Run: func() (report.Sample, error) {
 			before, err := replicaBytes()
 			if err != nil {
-				return Sample{}, err
+				return report.Sample{}, err
 			}
-			m0 := machineCPU()
+			m0 := machineBusy()
 			s, err := timedQuery(ctx, all, q, cfg.Rows, pids)
 			if err != nil {
-				return Sample{}, err
+				return report.Sample{}, err
 			}
-			machine = append(machine, machineCPU()-m0)
+			machine = append(machine, machineBusy()-m0)
 			after, err := replicaBytes()
 			if err != nil {
-				return Sample{}, err
+				return report.Sample{}, err
 			}
 			for i := range sent {
 				sent[i] += after[i] - before[i]
@@ -283,13 +285,13 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "scaleout", Reps: cfg.Reps}
-	cas := "num20/" + fmtRows(cfg.Rows)
+	r := &report.Report{Suite: "scaleout", Reps: cfg.Reps}
+	cas := "num20/" + report.FmtRows(cfg.Rows)
 	for _, s := range stats {
 		r.Add("scaleout", cas, s)
 	}
 	wr := written[spec.name]
-	r.Tables = append(r.Tables, scaleOutTable(cfg, stats, []int{epsOne, epsAll}, [][]string{locsOne, locsAll}, sent, medianDuration(machine[1:]), wr))
+	r.Tables = append(r.Tables, scaleOutTable(cfg, stats, []int{epsOne, epsAll}, [][]string{locsOne, locsAll}, sent, report.Median(machine[1:]), wr))
 	return r, nil
 }
 
@@ -297,19 +299,19 @@ func ScaleOut(ctx context.Context, cfg ScaleOutConfig) (*Report, error) {
 // (one replica first), their endpoints and the first endpoint's
 // locations, the result bytes each replica sent over the runs from all of
 // them, and the machine's busy CPU time over the median such run.
-func scaleOutTable(cfg ScaleOutConfig, stats []Stat, eps []int, locs [][]string, sent []float64, machineBusy time.Duration, wr lakeWritten) *Table {
-	t := &Table{
+func scaleOutTable(cfg ScaleOutConfig, stats []report.Stat, eps []int, locs [][]string, sent []float64, machineBusy time.Duration, wr lakeWritten) *report.Table {
+	t := &report.Table{
 		Title: fmt.Sprintf("Scale-out: a %s-row num20 lake table fetched from 1 replica and from %d, each behind its own veth, tc tbf rate %s burst %s latency %s",
-			fmtRows(cfg.Rows), cfg.Replicas, cfg.Rate, cfg.Burst, cfg.Latency),
+			report.FmtRows(cfg.Rows), cfg.Replicas, cfg.Rate, cfg.Burst, cfg.Latency),
 		Note: "quiver's Go client in the root namespace; each replica in a namespace of its own, all serving one file:// lake; " +
 			"the one-replica baseline has no peers, so its endpoints list no other location. cores is the CPU time of every replica and the client over the fetch's time.",
 		Columns: []string{"replicas", "endpoints", "locations", "ms", "MB/s", "rows/s", "cores", "vs 1 replica"},
 	}
 	base := stats[0]
 	for i, s := range stats {
-		t.Rows = append(t.Rows, []string{s.Name, strconv.Itoa(eps[i]), strconv.Itoa(len(locs[i])), fmtMS(s), fmtMBps(s),
-			fmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), fmtX(Ratio(s, base))})
-		t.Bars = append(t.Bars, Bar{Group: "num20 " + fmtRows(cfg.Rows), Series: s.Name, Value: s.MBps(), Unit: "MB/s"})
+		t.Rows = append(t.Rows, []string{s.Name, strconv.Itoa(eps[i]), strconv.Itoa(len(locs[i])), report.FmtMS(s), report.FmtMBps(s),
+			report.FmtRate(s.RowsPerSec()), fmt.Sprintf("%.2f", s.Cores()), report.FmtX(report.Ratio(s, base))})
+		t.Bars = append(t.Bars, report.Bar{Group: "num20 " + report.FmtRows(cfg.Rows), Series: s.Name, Value: s.MBps(), Unit: "MB/s"})
 	}
 	t.Footer = scaleOutFooter(cfg, stats, eps, sent, machineBusy, wr)
 	return t
@@ -317,11 +319,11 @@ func scaleOutTable(cfg ScaleOutConfig, stats []Stat, eps []int, locs [][]string,
 
 // scaleOutFooter says what the figure is, how the bytes spread over the
 // replicas, and what bound the fetch from all of them.
-func scaleOutFooter(cfg ScaleOutConfig, stats []Stat, eps []int, sent []float64, machineBusy time.Duration, wr lakeWritten) string {
+func scaleOutFooter(cfg ScaleOutConfig, stats []report.Stat, eps []int, sent []float64, machineBusy time.Duration, wr lakeWritten) string {
 	one, all := stats[0], stats[len(stats)-1]
 	var lines []string
 	lines = append(lines, fmt.Sprintf("%d replicas ran at %.2f× one (target 2.5×); the lake holds %d data files of %s mean (%s), %d endpoints.",
-		cfg.Replicas, Ratio(all, one), wr.files, fmtMB(wr.meanBytes()), cfg.Files, eps[len(eps)-1]))
+		cfg.Replicas, report.Ratio(all, one), wr.files, fmtMB(wr.meanBytes()), cfg.Files, eps[len(eps)-1]))
 	var total float64
 	for _, b := range sent {
 		total += b
@@ -331,7 +333,7 @@ func scaleOutFooter(cfg ScaleOutConfig, stats []Stat, eps []int, sent []float64,
 		for i, b := range sent {
 			shares[i] = fmt.Sprintf("%.0f%%", 100*b/total)
 		}
-		lines = append(lines, "Result bytes sent by each replica over the runs from all of them: "+strings.Join(shares, ", ")+".")
+		lines = append(lines, "report.Result bytes sent by each replica over the runs from all of them: "+strings.Join(shares, ", ")+".")
 	}
 	if eps[len(eps)-1] < 2 {
 		lines = append(lines, "The scan was not split: with one endpoint every replica but the first idles (is the multi-endpoint server change in this binary? see --part-mb).")
@@ -344,7 +346,7 @@ func scaleOutFooter(cfg ScaleOutConfig, stats []Stat, eps []int, sent []float64,
 		lines = append(lines, fmt.Sprintf("With the largest share at %.0f%%, a fetch bound by the links could run at most %.2f× one replica.", 100*top, 1/top))
 	}
 	ncpu := runtime.NumCPU()
-	cpuS := func(s Stat) float64 { return s.Cores() * s.Median().Seconds() }
+	cpuS := func(s report.Stat) float64 { return s.Cores() * s.Median().Seconds() }
 	moved := fmt.Sprintf("moving %.0f MB/s (%.0f MB/s a link; one replica alone %.0f MB/s); a fetch cost %.1f CPU-s from all, %.1f from one",
 		all.MBps(), all.MBps()/float64(cfg.Replicas), one.MBps(), cpuS(all), cpuS(one))
 	machine := cores(machineBusy, all.Median())
@@ -357,12 +359,4 @@ func scaleOutFooter(cfg ScaleOutConfig, stats []Stat, eps []int, sent []float64,
 		lines = append(lines, fmt.Sprintf("quiver's processes kept %.2f of %d cores busy (the machine %.2f), %s.", all.Cores(), ncpu, machine, moved))
 	}
 	return strings.Join(lines, "\n")
-}
-
-func medianDuration(d []time.Duration) time.Duration {
-	f := make([]float64, len(d))
-	for i, x := range d {
-		f[i] = float64(x)
-	}
-	return time.Duration(medianF(f))
 }

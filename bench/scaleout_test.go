@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/bench/report"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 func TestScaleOutNet(t *testing.T) {
@@ -77,12 +80,12 @@ func TestShapedVethSteps(t *testing.T) {
 func TestScaleOutTable(t *testing.T) {
 	cfg := ScaleOutConfig{Rows: 10_000_000, Replicas: 3}
 	cfg.defaults()
-	sample := func(ms int, cpu time.Duration) Sample {
-		return Sample{Dur: time.Duration(ms) * time.Millisecond, Bytes: 1_600_000_000, Rows: 10_000_000, CPU: cpu}
+	sample := func(ms int, cpu time.Duration) report.Sample {
+		return report.Sample{Dur: time.Duration(ms) * time.Millisecond, Bytes: 1_600_000_000, Rows: 10_000_000, CPU: cpu}
 	}
-	stats := []Stat{
-		{Name: "1 replica", Samples: []Sample{sample(13000, 6*time.Second), sample(14000, 6*time.Second), sample(13500, 6*time.Second)}},
-		{Name: "3 replicas", Samples: []Sample{sample(5000, 9*time.Second), sample(5400, 10*time.Second), sample(5200, 10*time.Second)}},
+	stats := []report.Stat{
+		{Name: "1 replica", Samples: []report.Sample{sample(13000, 6*time.Second), sample(14000, 6*time.Second), sample(13500, 6*time.Second)}},
+		{Name: "3 replicas", Samples: []report.Sample{sample(5000, 9*time.Second), sample(5400, 10*time.Second), sample(5200, 10*time.Second)}},
 	}
 	tab := scaleOutTable(cfg, stats, []int{12, 12}, [][]string{nil, {"a", "b", "c"}}, []float64{1, 1, 2}, 10*time.Second, lakeWritten{files: 6, bytes: 600e6, rows: 10_000_000})
 	if len(tab.Rows) != 2 {
@@ -120,7 +123,7 @@ func TestScaleOut_Small(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2 (ip, tc)")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const rows = 300_000

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/ipcx"
@@ -32,7 +33,7 @@ type TransportConfig struct {
 
 // Transport measures DoGet and DoPut of pre-built batches (no engine)
 // against raw TCP loopback moving the same bytes, the way seeds/004 does.
-func Transport(ctx context.Context, cfg TransportConfig) (*Report, error) {
+func Transport(ctx context.Context, cfg TransportConfig) (*report.Report, error) {
 	if cfg.MB <= 0 {
 		cfg.MB = 1024
 	}
@@ -69,29 +70,29 @@ func Transport(ctx context.Context, cfg TransportConfig) (*Report, error) {
 	}
 	defer stopTCP()
 
-	doGet := Contender{Name: "Flight DoGet", Run: func() (Sample, error) {
-		return Timed(func() (int64, int64, error) { return runDoGet(ctx, fc) })
+	doGet := report.Contender{Name: "Flight DoGet", Run: func() (report.Sample, error) {
+		return report.Timed(func() (int64, int64, error) { return runDoGet(ctx, fc) })
 	}}
-	doPut := Contender{Name: "Flight DoPut", Run: func() (Sample, error) {
-		return Timed(func() (int64, int64, error) { return runDoPut(ctx, fc, batches, schema, mem) })
+	doPut := report.Contender{Name: "Flight DoPut", Run: func() (report.Sample, error) {
+		return report.Timed(func() (int64, int64, error) { return runDoPut(ctx, fc, batches, schema, mem) })
 	}}
-	tcp := Contender{Name: "raw TCP", Run: func() (Sample, error) {
-		return Timed(func() (int64, int64, error) { return runTCP(tcpAddr, arrowBytes) })
+	tcp := report.Contender{Name: "raw TCP", Run: func() (report.Sample, error) {
+		return report.Timed(func() (int64, int64, error) { return runTCP(tcpAddr, arrowBytes) })
 	}}
-	stats, err := Alternate(cfg.Reps, tcp, doGet, doPut)
+	stats, err := report.Alternate(cfg.Reps, tcp, doGet, doPut)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Suite: "transport", Reps: cfg.Reps}
-	t := &Table{
+	r := &report.Report{Suite: "transport", Reps: cfg.Reps}
+	t := &report.Table{
 		Title:   fmt.Sprintf("Transport limit: %d MB of pre-built Arrow batches (20 BIGINT × %d rows each), loopback", arrowBytes/1e6, cfg.BatchRows),
 		Note:    "The same batch buffers written to a raw TCP socket (writev) and read into a reused buffer are the ceiling; the ratio is Flight's share of it.",
 		Columns: []string{"path", "ms", "MB/s", "vs raw TCP"},
 	}
 	for _, s := range stats {
 		r.Add("transport", "num20", s)
-		t.Rows = append(t.Rows, []string{s.Name, fmtMS(s), fmtMBps(s), fmtX(s.MBps() / stats[0].MBps())})
-		t.Bars = append(t.Bars, Bar{Group: "loopback", Series: s.Name, Value: s.MBps(), Unit: "MB/s"})
+		t.Rows = append(t.Rows, []string{s.Name, report.FmtMS(s), report.FmtMBps(s), report.FmtX(s.MBps() / stats[0].MBps())})
+		t.Bars = append(t.Bars, report.Bar{Group: "loopback", Series: s.Name, Value: s.MBps(), Unit: "MB/s"})
 	}
 	r.Tables = append(r.Tables, t)
 	return r, nil

@@ -29,6 +29,7 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/auth/authtest"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // The endpoint tests run a cluster of plain Flight servers on 127.0.0.1:
@@ -477,8 +478,7 @@ func TestResult_Next(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testmem.Checked(t)
 			cl := startCluster(t, epClusterConfig{tls: tc.tls, parallel: tc.parallel, allocator: mem})
 			cl.register("q", tc.eps(cl))
 			res, err := cl.c.Query(context.Background(), "q")
@@ -540,8 +540,7 @@ func TestResult_Release(t *testing.T) {
 		{name: "cancel halfway", cancel: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testmem.Checked(t)
 			cl := startCluster(t, epClusterConfig{allocator: mem})
 			cl.register("q", split(rows, 8, rotated))
 			// Once in full, so that the client holds its connections.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -40,8 +40,7 @@ var errSourceGone = errors.New("source went away")
 
 func TestClient_Ingest(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := makeRows(mem, 0, 50000, 10000)
 	defer releaseAll(recs)
 	create := &flightsql.TableDefinitionOptions{

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -80,8 +81,7 @@ func scalar(t *testing.T, c *client.Client, sql string) string {
 func TestClient_Load(t *testing.T) {
 	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { testutil.WaitFreed(t, mem) }) // after the readers' cleanups
+	mem := testmem.CheckedWait(t)
 	c := testutil.Dial(t, srv, client.Config{Allocator: mem})
 	first := makeRows(mem, 0, 30000, 10000)
 	second := makeRows(mem, 30000, 50000, 20000)

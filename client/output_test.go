@@ -8,9 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // TestNewResultWriter_CSVTypes: arrow-go's CSV writer panics on the types
@@ -45,8 +45,7 @@ func TestNewResultWriter_CSVTypes(t *testing.T) {
 // TestNewResultWriter_TableOpaque prints an extension type that does not
 // format its values (DuckDB's BIGNUM arrives as one) without a panic.
 func TestNewResultWriter_TableOpaque(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	typ := extensions.NewOpaqueType(arrow.BinaryTypes.Binary, "bignum", "DuckDB")
 	sb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	sb.Append([]byte{1, 2})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -39,8 +40,7 @@ var users = []server.UserSpec{
 // its result buffers leak-checked.
 func startServer(t *testing.T, withUsers bool, lim server.Limits) *server.Server {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	mem := testmem.Checked(t)
 	cfg := server.Config{HTTPAddr: "127.0.0.1:0", Allocator: mem, Limits: lim}
 	if lim.Memory == 0 {
 		cfg.Limits.Memory = 1 << 30

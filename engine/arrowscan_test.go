@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // failingReader yields its batches, then fails.
@@ -64,8 +65,7 @@ func openIngTable(t *testing.T, opts engine.Options) (*engine.DB, *engine.Conn) 
 }
 
 func TestConn_InsertArrow(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	db, c := openIngTable(t, engine.Options{})
 	ctx := context.Background()
 	schema, recs := makeBatches(t, mem, 4, 5000)
@@ -100,10 +100,8 @@ func TestConn_InsertArrow(t *testing.T) {
 // row-group-sized ones arrive whole, in order, with their memory freed,
 // and that a failure after the first joined batch still inserts nothing.
 func TestConn_InsertArrowCoalesces(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	dbMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer dbMem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
+	dbMem := testmem.Checked(t)
 	db, c := openIngTable(t, engine.Options{Allocator: dbMem})
 	ctx := context.Background()
 	const batches, rows = 60, 5000 // 300,000 rows: 2 row groups and a bit
@@ -141,8 +139,7 @@ func TestConn_InsertArrowCoalesces(t *testing.T) {
 // scan: a COPY to Parquet whose file is read back, a COPY whose reader
 // fails midway (the reader's error comes back), and bad SQL.
 func TestConn_ExecArrow(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	db := openTest(t, engine.Options{AllowedDirs: []string{dir}})
 	c, err := db.Conn(context.Background())

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/workload"
 )
 
 var copyRows = flag.Int64("copy-rows", 2_000_000, "rows of the str20 table that BenchmarkCopy_Str20Limit exports")
@@ -31,7 +31,7 @@ func BenchmarkCopy_Str20Limit(b *testing.B) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	c := benchConn(b, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
-	if _, err := c.Exec(ctx, bench.CreateSQL("str", n)); err != nil {
+	if _, err := c.Exec(ctx, workload.CreateSQL("str", n)); err != nil {
 		b.Fatal(err)
 	}
 	query := fmt.Sprintf("SELECT * FROM str LIMIT %d", n)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // TestStmt_PipeCopy runs COPY (query) TO statements that PipeCopy pipes
@@ -24,8 +24,7 @@ import (
 // a cancel; the connection works afterwards. Every Arrow buffer is
 // released.
 func TestStmt_PipeCopy(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	db := openTest(t, engine.Options{AllowedDirs: []string{dir}, Allocator: mem})
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // typeCases are SQL expressions over i (0 … n-1) for every DuckDB type, each
@@ -451,8 +452,7 @@ func TestStmt_ParamsAndIsQuery(t *testing.T) {
 // TestRows_EnumIsUtf8 checks ENUM arrives as plain strings, which every
 // client (the Flight SQL JDBC driver included) reads.
 func TestRows_EnumIsUtf8(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	db := openTest(t, engine.Options{Allocator: mem})
 	recs := collect(t, db, "SELECT (['sad','ok','happy'][i % 3 + 1])::ENUM('sad','ok','happy') AS mood FROM range(5000) t(i) UNION ALL SELECT NULL")
 	defer releaseAll(recs)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // The test data: row i has id i, name "n<i>" (null when i%5 == 0),
@@ -225,8 +226,7 @@ func readAll(t *testing.T, paths []string, opts filesio.ReadOptions, row int64) 
 }
 
 func TestOpen_Formats(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	recs := makeRows(memory.DefaultAllocator, 0, 10000, 10000)
 	writeParquet(t, filepath.Join(dir, "a.parquet"), recs, 4000)
@@ -418,8 +418,7 @@ func TestOpen_MaxLineBytes(t *testing.T) {
 // TestOpen_SeveralFiles reads files of different formats as one stream:
 // later files are read with the first file's (or SchemaFrom's) types.
 func TestOpen_SeveralFiles(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name) }
 	recs := makeRows(memory.DefaultAllocator, 0, 4000, 1000)

@@ -10,17 +10,16 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // TestWriteFile_ParquetCompression checks that WithParquetCompression
 // picks the codec of every column chunk, WriteFile's and Write's alike,
 // and that an unknown codec is refused before anything is written.
 func TestWriteFile_ParquetCompression(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	recs := oddRows(mem, 20_000, 5000)
 	defer releaseAll(recs)
 	db, err := sql.Open("duckdb", "")

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // wideReader streams rows of cols string columns, width bytes each, made
@@ -97,8 +98,7 @@ func TestWriteFile_MemoryLimit(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 			t.Chdir(cwd)
 			spilled := watchFiles(t, tmp)
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testmem.Checked(t)
 			r := newWideReader(mem, rows, 10_000, 10, 200)
 			defer r.Release()
 			path := filepath.Join(dir, "out.parquet")

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // oddSchema holds the types arrow-go's CSV writer panicked on and its
@@ -101,8 +102,7 @@ func listDir(t *testing.T, dir string) []string {
 // all given back.
 func TestWriteFile(t *testing.T) {
 	const n = 100_000
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	recs := oddRows(mem, n, 7000)
 	defer releaseAll(recs)
 	dir := t.TempDir()
@@ -170,8 +170,7 @@ func TestWriteFile(t *testing.T) {
 // TestWriteFile_Failure checks that a write that fails leaves nothing
 // behind, and an existing file as it was.
 func TestWriteFile_Failure(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	recs := oddRows(mem, 50_000, 5000)
 	defer releaseAll(recs)
 	for _, format := range filesio.WriteFormats {
@@ -223,8 +222,7 @@ type brokenWriter struct{}
 func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWrite(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	recs := oddRows(mem, 200_000, 10_000)
 	defer releaseAll(recs)
 

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/server"
@@ -357,8 +358,7 @@ func ingestQuiver(t *testing.T, c *client.Client, table string, comp ipcx.Compre
 func TestCompression_DoPutIngest(t *testing.T) {
 	srv := testutil.StartServer(t, server.Config{})
 	c := testutil.Dial(t, srv, client.Config{})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},

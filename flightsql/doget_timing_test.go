@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
 	"github.com/quiverdata/quiver/server"
@@ -28,7 +28,7 @@ func benchDoGet(b *testing.B, table string, rows int64, cfg client.Config) {
 	srv := testutil.StartServer(b, server.Config{})
 	c := testutil.Dial(b, srv, cfg)
 	ctx := context.Background()
-	if _, err := c.Exec(ctx, bench.CreateSQL(table, rows)); err != nil {
+	if _, err := c.Exec(ctx, workload.CreateSQL(table, rows)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

@@ -27,6 +27,7 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/syncbuf"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -98,16 +99,14 @@ func scalar(t *testing.T, c *client.Client, sql string) string {
 
 func startChecked(t *testing.T) (*server.Server, *client.Client, *memory.CheckedAllocator) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := testmem.CheckedWait(t)
 	srv := testutil.StartServer(t, server.Config{Allocator: mem})
-	t.Cleanup(func() { testutil.WaitFreed(t, mem) })
 	return srv, testutil.Dial(t, srv, client.Config{}), mem
 }
 
 func TestServer_IngestModes(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 3, 1000)
 	defer releaseAll(recs)
 	// Each case starts from a table "t" holding 10 rows with columns
@@ -227,8 +226,7 @@ func TestServer_IngestModes(t *testing.T) {
 
 func TestServer_IngestNamespaces(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 1, 100)
 	defer releaseAll(recs)
 	ctx := context.Background()
@@ -316,8 +314,7 @@ func txnScalar(t *testing.T, c *client.Client, txn *flightsql.Txn, sql string) s
 
 func TestServer_IngestTransaction(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 2, 500)
 	defer releaseAll(recs)
 	ctx := c.Context(context.Background())
@@ -362,8 +359,7 @@ func TestServer_IngestTransaction(t *testing.T) {
 
 func TestServer_IngestNestedTypes(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
@@ -431,8 +427,7 @@ func TestServer_IngestNestedTypes(t *testing.T) {
 
 func TestServer_IngestMismatch(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	ctx := context.Background()
 	if _, err := c.Exec(ctx, "CREATE TABLE mm (id INTEGER, name VARCHAR); INSERT INTO mm VALUES (1, 'one')"); err != nil {
 		t.Fatal(err)
@@ -552,13 +547,11 @@ func (r *cancelingReader) Err() error {
 }
 
 func TestServer_IngestClientGoesAway(t *testing.T) {
-	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	srvMem := testmem.CheckedWait(t)
 	var logs syncbuf.Buffer
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	// Five batches hold more than a row group, so the server has
 	// regrouped and read some before the client goes away.
 	recs := flatBatches(mem, 0, 8, 30000)
@@ -625,8 +618,7 @@ func TestServer_IngestClientGoesAway(t *testing.T) {
 
 func TestServer_IngestCompressed(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 4, 20000)
 	defer releaseAll(recs)
 	tests := []struct {
@@ -661,8 +653,7 @@ func TestServer_IngestReadOnly(t *testing.T) {
 	if _, err := admin.Exec(context.Background(), "CREATE TABLE ro AS SELECT 1::BIGINT AS id, 'x' AS name"); err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 1, 10)
 	defer releaseAll(recs)
 	for _, tt := range []struct {
@@ -699,8 +690,7 @@ func metricValue(t *testing.T, name string) float64 {
 func TestServer_PreparedParamBatches(t *testing.T) {
 	_, c, _ := startChecked(t)
 	ctx := c.Context(context.Background())
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	if _, err := c.Exec(ctx, "CREATE TABLE pb (id INTEGER PRIMARY KEY, name VARCHAR, note VARCHAR DEFAULT 'd'); "+
 		"ATTACH ':memory:' AS other; CREATE TABLE other.main.pb (id INTEGER PRIMARY KEY, name VARCHAR, note VARCHAR DEFAULT 'd'); CREATE VIEW all_pb AS FROM pb UNION ALL FROM other.main.pb"); err != nil {
 		t.Fatal(err)
@@ -772,8 +762,7 @@ func TestServer_PreparedParamBatches(t *testing.T) {
 func TestServer_PreparedParamBatchesInTransaction(t *testing.T) {
 	_, c, _ := startChecked(t)
 	ctx := c.Context(context.Background())
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	if _, err := c.Exec(ctx, "CREATE TABLE pt (id BIGINT, name VARCHAR)"); err != nil {
 		t.Fatal(err)
 	}
@@ -827,8 +816,7 @@ func TestServer_PreparedParamBatchesInTransaction(t *testing.T) {
 // tables and the same one.
 func TestServer_IngestConcurrent(t *testing.T) {
 	_, c, _ := startChecked(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer testutil.WaitFreed(t, mem)
+	mem := testmem.CheckedWait(t)
 	recs := flatBatches(mem, 0, 2, 5000)
 	defer releaseAll(recs)
 	if _, err := c.Exec(context.Background(), "CREATE TABLE shared (id BIGINT, name VARCHAR)"); err != nil {
@@ -865,9 +853,8 @@ func TestServer_IngestConcurrent(t *testing.T) {
 // refused with a clear error, nothing is created, nothing leaks, and the
 // server goes on serving.
 func TestServer_DoPutMalformed(t *testing.T) {
-	srvMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	srvMem := testmem.CheckedWait(t)
 	srv := testutil.StartServer(t, server.Config{Allocator: srvMem})
-	t.Cleanup(func() { testutil.WaitFreed(t, srvMem) })
 	c := testutil.Dial(t, srv, client.Config{})
 	cmd, err := anypb.New(&pb.CommandStatementIngest{Table: "never", TableDefinitionOptions: modeCreate})
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -37,7 +37,7 @@ var benchIngestData = sync.OnceValues(func() ([]arrow.RecordBatch, int64) {
 			rows = n
 		}
 	}
-	return bench.Flat14(rows)
+	return workload.Flat14(rows)
 })
 
 func benchRows(recs []arrow.RecordBatch) int64 {
@@ -105,7 +105,7 @@ func BenchmarkIngest_NativeInsert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, benchCreateSQL("t")); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf(workload.Flat14DDL, "t")); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := conn.InsertArrow(ctx, `"t"`, nil, rdr); err != nil {
@@ -118,7 +118,7 @@ func BenchmarkIngest_NativeInsert(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t2; CHECKPOINT; "+benchCreateSQL("t2")); err != nil {
+		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t2; CHECKPOINT; "+fmt.Sprintf(workload.Flat14DDL, "t2")); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -150,7 +150,7 @@ func BenchmarkIngest_EngineInsertArrow(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t; CHECKPOINT; "+benchCreateSQL("t")); err != nil {
+		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS t; CHECKPOINT; "+fmt.Sprintf(workload.Flat14DDL, "t")); err != nil {
 			b.Fatal(err)
 		}
 		rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
@@ -198,12 +198,4 @@ func (w *stopwatch) stop() {
 func (w *stopwatch) report(b *testing.B, rows int64) {
 	b.ReportMetric(float64(rows)*float64(b.N)/w.wall.Seconds(), "rows/s")
 	b.ReportMetric(w.cpu.Seconds()/float64(b.N), "cpu-s/op")
-}
-
-func benchCreateSQL(table string) string {
-	sql := "CREATE TABLE " + table + " ("
-	for i := range 10 {
-		sql += fmt.Sprintf("n%d BIGINT, ", i)
-	}
-	return sql + "s0 VARCHAR, s1 VARCHAR, s2 VARCHAR, s3 VARCHAR)"
 }

@@ -1,23 +1,22 @@
 package flightsql_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/internal/workload"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -78,7 +77,7 @@ func TestLong_IngestBounded(t *testing.T) {
 	const batchRows, batches = 64 * 1024, 763 // 50.0M rows
 	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(t.TempDir(), "ingest.duckdb")})
 	c := testutil.Dial(t, srv, client.Config{})
-	recs, _ := bench.Flat14(batchRows)
+	recs, _ := workload.Flat14(batchRows)
 	defer releaseAll(recs)
 	s := startSampler(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -147,7 +146,7 @@ func startSampler(t *testing.T) *sampler {
 }
 
 func (s *sampler) sample() {
-	h, r := heapInuse(), vmRSS(s.t)
+	h, r := heapInuse(), vmRSS()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.maxHeap, s.maxRSS = max(s.maxHeap, h), max(s.maxRSS, r)
@@ -174,29 +173,13 @@ func heapInuse() uint64 {
 	return ms.HeapInuse
 }
 
-// vmRSS is the process's resident set size, from /proc/self/status; 0
-// where there is no /proc.
-func vmRSS(t *testing.T) uint64 {
-	f, err := os.Open("/proc/self/status")
+// vmRSS is the process's resident set size; 0 where it cannot be read.
+func vmRSS() uint64 {
+	mem, err := osfacts.ProcessMemory(os.Getpid())
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			fields := strings.Fields(rest) // "123456 kB"
-			if len(fields) == 2 && fields[1] == "kB" {
-				kb, err := strconv.ParseUint(fields[0], 10, 64)
-				if err != nil {
-					t.Errorf("parse VmRSS %q: %v", rest, err)
-					return 0
-				}
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	return uint64(mem.RSS)
 }
 
 func mb(b uint64) float64 { return float64(b) / (1 << 20) }

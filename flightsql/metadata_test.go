@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -173,7 +174,7 @@ func TestMetadata_NoLeaks(t *testing.T) {
 		}
 		fetch(t, c, info)
 	}
-	testutil.WaitFreed(t, mem)
+	testmem.WaitFreed(t, mem)
 }
 
 func TestMetadata_DBSchemas(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	quiverflight "github.com/quiverdata/quiver/flightsql"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -116,8 +117,7 @@ func TestReplica_PreparedOnAnotherServer(t *testing.T) {
 	reps := startReplicas(t, 2, replicaSetup, nil)
 	a, b := reps[0], reps[1]
 	ctxA, ctxB := a.client.Context(context.Background()), b.client.Context(context.Background())
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { testutil.WaitFreed(t, mem) })
+	mem := testmem.CheckedWait(t)
 
 	t.Run("no parameters", func(t *testing.T) {
 		ps, err := a.client.SQL().Prepare(ctxA, "SELECT id FROM small WHERE id % 2 = 0")

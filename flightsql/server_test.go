@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -350,15 +351,36 @@ func TestServer_Sessions(t *testing.T) {
 	if e := res.Errors["catalog"]; e == nil || e.Value != flight.SetSessionOptionsResultErrorInvalidValue {
 		t.Errorf("unknown catalog: got %v, want INVALID_VALUE", e)
 	}
-	_ = res
-	// The session cookie carries the schema: grpc returns it in the
-	// header, which the arrow-go client sends back through its cookie
-	// middleware. Without that middleware, check the options directly.
-	got, err := c.SQL().GetSessionOptions(ctx, &flight.GetSessionOptionsRequest{})
-	if err != nil {
-		t.Fatal(err)
+	// The session the server returns in its cookie carries the schema;
+	// a call that sends the cookie back sees it, one without it starts
+	// a fresh session with no options.
+	for _, tc := range []struct {
+		name   string
+		cookie bool
+		want   string
+	}{
+		{"with the cookie", true, "analytics"},
+		{"without it", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := c.Context(context.Background())
+			if tc.cookie {
+				cctx, _ := testutil.SessionCookie(t, c, "schema", "analytics")
+				ctx = c.Context(cctx)
+			}
+			got, err := c.SQL().GetSessionOptions(ctx, &flight.GetSessionOptionsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schema string
+			if v := got.GetSessionOptions()["schema"]; v != nil {
+				schema = v.GetStringValue()
+			}
+			if schema != tc.want {
+				t.Errorf("schema option: got %q, want %q (options %v)", schema, tc.want, got.GetSessionOptions())
+			}
+		})
 	}
-	_ = got
 }
 
 // TestServer_DisconnectMidStream checks a client that goes away stops
@@ -399,7 +421,7 @@ func TestServer_DisconnectMidStream(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	testutil.WaitFreed(t, mem)
+	testmem.WaitFreed(t, mem)
 }
 
 func TestServer_CancelFlightInfo(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -220,8 +221,7 @@ func TestParseHandle(t *testing.T) {
 }
 
 func TestEncodeParams(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "1", Type: arrow.BinaryTypes.String}}, nil)
 	build := func(rows, width int) arrow.RecordBatch {
 		b := array.NewRecordBuilder(mem, schema)

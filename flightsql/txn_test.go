@@ -16,6 +16,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -182,8 +183,7 @@ func TestServer_TxnIdleTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer testutil.WaitFreed(t, mem)
+		mem := testmem.CheckedWait(t)
 		recs := flatBatches(mem, 0, 3, 100)
 		defer releaseAll(recs)
 		rdr, err := array.NewRecordReader(recs[0].Schema(), recs)

@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	_ "github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -228,8 +228,7 @@ func prepared(t *testing.T, c *client.Client, sql string, params arrow.RecordBat
 // its values with a NULL row, and the same values bound as parameters,
 // both to a query (SELECT ?::T) and to an INSERT read back.
 func TestTypes_RoundTrip(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	_, c := start(t)
 	ctx := context.Background()
 	if _, err := c.Exec(ctx, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')"); err != nil {

@@ -10,12 +10,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // TestIngestCLI_Errors checks that bad flags and a bad schema or topic
 // fail at start with exit status 2 and a one-line reason.
 func TestIngestCLI_Errors(t *testing.T) {
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, 1)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "x.duckdb")
@@ -88,7 +90,7 @@ func lastLines(s string) string {
 // TestIngestCLI_Metrics runs quiver ingest with --http and reads /metrics
 // while it ingests.
 func TestIngestCLI_Metrics(t *testing.T) {
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, 2)
 	md := compile(t, "Flat")
 	produce(t, addrs, 2, flatValues(t, md, 0, 5000), time.Now())
@@ -126,7 +128,7 @@ func TestIngestCLI_Metrics(t *testing.T) {
 // TestIngestCLI_SIGTERM checks a graceful stop: exit status 0, the final
 // report on stdout, and a database whose offsets match its rows exactly.
 func TestIngestCLI_SIGTERM(t *testing.T) {
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	const parts = 3
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")

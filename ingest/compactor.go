@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // Maintenance configures the compactor a lake pipeline runs beside its
@@ -19,7 +19,7 @@ type Maintenance struct {
 	// its orphan files.
 	Interval time.Duration
 	// TargetFileBytes is the size compaction writes and below which it
-	// counts a file as small (iceberg.DefaultCompactTargetBytes).
+	// counts a file as small (lake.DefaultCompactTargetBytes).
 	TargetFileBytes int64
 	// SnapshotRetention expires snapshots older than this (1 hour). A
 	// query planned on a snapshot reads its files for at most this long.
@@ -37,7 +37,7 @@ const DefaultCompactInterval = time.Minute
 
 func (m Maintenance) withDefaults() Maintenance {
 	if m.TargetFileBytes <= 0 {
-		m.TargetFileBytes = iceberg.DefaultCompactTargetBytes
+		m.TargetFileBytes = lake.DefaultCompactTargetBytes
 	}
 	if m.SnapshotRetention <= 0 {
 		m.SnapshotRetention = time.Hour
@@ -83,10 +83,10 @@ func (p *Pipeline) maintainLoop(ctx context.Context, tables func() []sinkTable, 
 
 // maintain compacts one table, expires its snapshots and deletes its
 // orphans.
-func (p *Pipeline) maintain(ctx context.Context, t *iceberg.Table, m Maintenance) error {
+func (p *Pipeline) maintain(ctx context.Context, t *lake.Table, m Maintenance) error {
 	name := strings.Join(t.Identifier(), ".")
 	start := time.Now()
-	res, err := t.Compact(ctx, iceberg.CompactOptions{TargetFileBytes: m.TargetFileBytes,
+	res, err := t.Compact(ctx, lake.CompactOptions{TargetFileBytes: m.TargetFileBytes,
 		Written: func() { crashPoint("compact-after-write") }})
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)

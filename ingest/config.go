@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/mempool"
 )
 
@@ -23,7 +23,7 @@ import (
 // batch is inserted waits for its turn to commit; the others go on
 // inserting meanwhile. On the 2-core build machine the flat pipeline ran
 // at 0.41-0.42x of DuckDB's native insert with 2 inserters, 0.44-0.45x
-// with 3 and 0.45-0.46x with 4 (`quiver bench kafka --inserters N`); 6
+// with 3 and 0.45-0.46x with 4 (`quiver-bench kafka --inserters N`); 6
 // and 8 gained nothing more. Each inserter holds one decoded batch.
 const DefaultInserters = 4
 
@@ -122,18 +122,18 @@ type Config struct {
 	LakeMaxBacklog int
 	// Rotate says when the live file rotates; it needs ExportDir or Lake.
 	// With either and a zero policy, files rotate at 4 GiB or 1 hour.
-	Rotate lake.Policy
+	Rotate segment.Policy
 	// PartitionBy is the hive layout of Table's Parquet files
-	// (lake.DefaultPartition when nil; an empty non-nil slice means none).
-	PartitionBy []lake.PartitionKey
+	// (segment.DefaultPartition when nil; an empty non-nil slice means none).
+	PartitionBy []segment.PartitionKey
 	// NormPartitionBy is the layout of NormTable's files (as PartitionBy).
-	NormPartitionBy []lake.PartitionKey
+	NormPartitionBy []segment.PartitionKey
 	// RowGroupSize is the rows per Parquet row group; 0 means each
-	// destination's default: lake.DefaultRowGroupSize in the export
+	// destination's default: segment.DefaultRowGroupSize in the export
 	// directory, DuckDB's own (122,880) in the lake.
 	RowGroupSize int
 	// ParquetVersion is the Parquet version of the files written to the
-	// export directory and the lake: V1 or V2 (lake.DefaultParquetVersion
+	// export directory and the lake: V1 or V2 (segment.DefaultParquetVersion
 	// when empty).
 	ParquetVersion string
 
@@ -197,7 +197,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.DeadLetterTable = c.Table + "_dead_letters"
 	}
 	if (c.ExportDir != "" || c.Lake != nil) && c.DB == nil && !c.Rotate.Enabled() {
-		c.Rotate = lake.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
+		c.Rotate = segment.Policy{MaxBytes: 4 << 30, MaxAge: time.Hour}
 	}
 	if c.CommitInterval <= 0 && c.DB != nil {
 		c.CommitInterval = DefaultCommitInterval
@@ -212,10 +212,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.LakeMaxBacklog = 4
 	}
 	if c.PartitionBy == nil {
-		c.PartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)
+		c.PartitionBy, _ = segment.ParsePartitionSpec(segment.DefaultPartition)
 	}
 	if c.NormPartitionBy == nil {
-		c.NormPartitionBy, _ = lake.ParsePartitionSpec(lake.DefaultPartition)
+		c.NormPartitionBy, _ = segment.ParsePartitionSpec(segment.DefaultPartition)
 	}
 	if c.ReportInterval == 0 {
 		c.ReportInterval = 10 * time.Second
@@ -230,7 +230,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Allocator = mempool.New()
 	}
 	var err error
-	if c.ParquetVersion, err = lake.ParseParquetVersion(c.ParquetVersion); err != nil {
+	if c.ParquetVersion, err = segment.ParseParquetVersion(c.ParquetVersion); err != nil {
 		return c, fmt.Errorf("%w: --parquet-version: %v", ErrConfig, err)
 	}
 	if c.DB != nil && c.DBPath == "" {

@@ -5,14 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 func TestDecoder_Decode(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	md := compile(t, "Flat")
 	dec, err := ingest.NewDecoder(md, "", mem)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package ingest is quiver's streaming pipeline: messages from a [Source]
 // (Kafka, in package ingest/kafka) are decoded from Protobuf into Arrow,
 // batched, and inserted into DuckDB exactly once; the live DuckDB file
-// rotates and its rows move to Parquet (package lake).
+// rotates and its rows move to Parquet (package ingest/segment).
 //
 // # Stages
 //
@@ -63,7 +63,7 @@
 // first transaction creates the tables and carries forward the largest
 // offsets of every sealed file still on disk. Export to Parquet deletes a
 // sealed file only once its Parquet files are in place, and is redone
-// idempotently after a crash (see package lake). Every row is thus in
+// idempotently after a crash (see package ingest/segment). Every row is thus in
 // exactly one of: the live file, a sealed file, or Parquet.
 //
 // Across several processes sharing a consumer group, each with its own
@@ -152,7 +152,7 @@
 // Kafka, never a lost or duplicated row. Column types DuckDB cannot write
 // as the lake's table takes them keep the rows in the live file. Each commit appends a sealed file's rows of some partitions and
 // records, in the snapshot's summary, the group's end offset of every
-// partition (package lake/iceberg). It succeeds only if each partition's
+// partition (package lake). It succeeds only if each partition's
 // rows start where the table's committed end for that partition is, so
 // the same offsets can never be committed twice, whoever tries.
 //

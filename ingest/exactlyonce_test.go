@@ -15,52 +15,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // longTests turns on the full-size end-to-end tests (2M messages).
 var longTests = os.Getenv("QUIVER_LONG_TESTS") == "1"
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
 // TestMain removes the quiver binary the tests built.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
-	}
+	testsvc.RemoveBuilt()
 	os.Exit(code)
-}
-
-// quiverBinary builds cmd/quiver once per test run, or returns the binary
-// named by QUIVER_BIN.
-func quiverBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("QUIVER_BIN"); bin != "" {
-		return bin
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "quiver-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "quiver")
-		cmd := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", builtBin, "../cmd/quiver")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out.String())
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
 }
 
 // ingestArgs are the arguments of a quiver ingest subprocess.
@@ -168,7 +134,7 @@ func verifyExactlyOnce(t *testing.T, n int, dbs []string, exportDir string) {
 	t.Helper()
 	files := append([]string{}, dbs...)
 	for _, db := range dbs {
-		segs, err := lake.Sealed(db)
+		segs, err := segment.Sealed(db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +170,7 @@ func TestIngest_ExactlyOnceKill9(t *testing.T) {
 		n = 2_000_000
 	}
 	const parts = 4
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
@@ -272,7 +238,7 @@ func TestIngest_ExactlyOnceKill9(t *testing.T) {
 
 func TestIngest_TwoProcessesOneGroup(t *testing.T) {
 	const n, parts = 60_000, 6
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
@@ -325,7 +291,7 @@ func TestIngest_TwoProcessesOneGroup(t *testing.T) {
 func logState(t *testing.T, db, exportDir string) {
 	t.Helper()
 	files := []string{db}
-	segs, _ := lake.Sealed(db)
+	segs, _ := segment.Sealed(db)
 	for _, s := range segs {
 		files = append(files, s.Path)
 	}
@@ -354,7 +320,7 @@ func TestIngest_LongSharedGroupWithoutLake(t *testing.T) {
 		t.Skip("QUIVER_LONG_TESTS=1 runs it (make long-test)")
 	}
 	const n, parts = 300_000, 6
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()

@@ -23,16 +23,16 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // openTestLake opens a file:// lake with its SQLite catalog in dir.
-func openTestLake(t testing.TB, dir string) *iceberg.Lake {
+func openTestLake(t testing.TB, dir string) *lake.Lake {
 	t.Helper()
-	lk, err := iceberg.Open(context.Background(), iceberg.Config{Warehouse: "file://" + filepath.ToSlash(dir)})
+	lk, err := lake.Open(context.Background(), lake.Config{Warehouse: "file://" + filepath.ToSlash(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +41,9 @@ func openTestLake(t testing.TB, dir string) *iceberg.Lake {
 }
 
 // lakeConfig is testConfig writing to lk, rotating small files often.
-func lakeConfig(t testing.TB, cfg ingest.Config, lk *iceberg.Lake, group string) ingest.Config {
+func lakeConfig(t testing.TB, cfg ingest.Config, lk *lake.Lake, group string) ingest.Config {
 	cfg.Lake = &ingest.LakeConfig{Lake: lk, Namespace: "quiver", Group: group, Topic: testTopic}
-	cfg.Rotate = lake.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
+	cfg.Rotate = segment.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
 	return cfg
 }
 
@@ -55,7 +55,7 @@ type lakeContents struct {
 	offsets map[int32]int64
 }
 
-func readLake(t testing.TB, lk *iceberg.Lake, table, partCol, offCol, group string) lakeContents {
+func readLake(t testing.TB, lk *lake.Lake, table, partCol, offCol, group string) lakeContents {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := lk.Table(ctx, "quiver", table, nil, nil)
@@ -97,7 +97,7 @@ func readLake(t testing.TB, lk *iceberg.Lake, table, partCol, offCol, group stri
 
 // checkExactlyOnce checks the main table holds exactly the messages
 // [0, n) less the bad ones, once each, and records every partition's end.
-func checkExactlyOnce(t testing.TB, lk *iceberg.Lake, group string, n int, parts int32, bad func(i int) bool) {
+func checkExactlyOnce(t testing.TB, lk *lake.Lake, group string, n int, parts int32, bad func(i int) bool) {
 	t.Helper()
 	c := readLake(t, lk, "events", ingest.LakeColPartition, ingest.ColOffset, group)
 	dl := readLake(t, lk, "events_dead_letters", "partition", "offset", group)
@@ -184,7 +184,7 @@ func TestPipeline_Lake(t *testing.T) {
 	if rep.DuckDBFiles == 0 {
 		t.Errorf("no file rotated")
 	}
-	if segs, _ := lake.Sealed(cfg.DBPath); len(segs) != 0 {
+	if segs, _ := segment.Sealed(cfg.DBPath); len(segs) != 0 {
 		t.Errorf("sealed segments left after a clean stop: %v", segs)
 	}
 	checkExactlyOnce(t, lk, "lake", n, parts, bad)
@@ -315,19 +315,19 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		n = 1_200_000
 	}
 	const parts = 6
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
 	lakeArgs := []string{"--lake", "file://" + filepath.ToSlash(filepath.Join(dir, "lake"))}
 	var env []string
-	var s3cfg *iceberg.Config
+	var s3cfg *lake.Config
 	if longTests {
 		sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 		catalog := "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db"))
 		lakeArgs = []string{"--lake", "s3://lake/kill", "--catalog", catalog, "--s3-endpoint", sw.S3URL, "--s3-path-style", "--s3-region", sw.Region}
 		env = []string{"AWS_ACCESS_KEY_ID=" + sw.AccessKey, "AWS_SECRET_ACCESS_KEY=" + sw.SecretKey}
-		s3cfg = &iceberg.Config{Warehouse: "s3://lake/kill", CatalogURI: catalog, S3: iceberg.S3Config{
+		s3cfg = &lake.Config{Warehouse: "s3://lake/kill", CatalogURI: catalog, S3: lake.S3Config{
 			Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
 	}
 	args := func(i int, extra ...string) []string {
@@ -433,10 +433,10 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var lk *iceberg.Lake
+	var lk *lake.Lake
 	if s3cfg != nil {
 		var err error
-		if lk, err = iceberg.Open(context.Background(), *s3cfg); err != nil {
+		if lk, err = lake.Open(context.Background(), *s3cfg); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { lk.Close() })
@@ -466,7 +466,7 @@ func TestIngest_LakeKill9ThreeProcesses(t *testing.T) {
 
 // checkWithPyiceberg reads the table with pyiceberg and checks it holds
 // ids 0..n-1 once each.
-func checkWithPyiceberg(t *testing.T, python string, cfg iceberg.Config, n int) {
+func checkWithPyiceberg(t *testing.T, python string, cfg lake.Config, n int) {
 	t.Helper()
 	script := `
 import sys
@@ -498,7 +498,7 @@ func TestIngest_RestartReclaimsPartitions(t *testing.T) {
 	for _, mode := range []string{"duckdb", "lake"} {
 		t.Run(mode, func(t *testing.T) {
 			const n, parts = 100_000, 4
-			bin := quiverBinary(t)
+			bin := testsvc.QuiverBinary(t)
 			addrs := startCluster(t, parts)
 			md := compile(t, "Flat")
 			dir := t.TempDir()
@@ -614,7 +614,7 @@ func TestPipeline_LakeCommitIntervalCompacts(t *testing.T) {
 	dir := t.TempDir()
 	lk := openTestLake(t, filepath.Join(dir, "lake"))
 	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "fresh")
-	cfg.Rotate = lake.Policy{MaxBytes: 1 << 30, MaxAge: time.Hour}
+	cfg.Rotate = segment.Policy{MaxBytes: 1 << 30, MaxAge: time.Hour}
 	cfg.CommitInterval = 200 * time.Millisecond
 	cfg.IdleExit = 2500 * time.Millisecond
 	cfg.Lake.Maintain = ingest.Maintenance{Interval: 300 * time.Millisecond, TargetFileBytes: 64 << 20}
@@ -643,7 +643,7 @@ func TestPipeline_LakeCommitIntervalCompacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := iceberg.OffsetsKey("fresh", testTopic)
+	key := lake.OffsetsKey("fresh", testTopic)
 	var chain []string
 	for s := ice.CurrentSnapshot(); s != nil; {
 		if s.Summary == nil || s.Summary.Properties[key] == "" {

@@ -19,7 +19,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // steadyProducer produces flat messages in waves of a multiple of the
@@ -106,7 +106,7 @@ func (p *ingestProc) killedItself() bool {
 // meanwhile never sees a snapshot whose rows and offsets disagree.
 func TestIngest_LakeCommitCompactKill9(t *testing.T) {
 	const parts = 4
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	dir := t.TempDir()
 	lakeDir := filepath.Join(dir, "lake")
@@ -119,7 +119,7 @@ func TestIngest_LakeCommitCompactKill9(t *testing.T) {
 				"--snapshot-retention", "3s", "--orphan-age", "10s"}, extra...)...)
 	}
 	prod := startProducing(t, addrs, parts, 2000, 250*time.Millisecond)
-	snaps := watchSnapshots(t, iceberg.Config{Warehouse: warehouse}, group)
+	snaps := watchSnapshots(t, lake.Config{Warehouse: warehouse}, group)
 	lk := openTestLake(t, lakeDir)
 
 	seed := uint64(time.Now().UnixNano())
@@ -206,7 +206,7 @@ func TestServe_LakeStoreDown(t *testing.T) {
 	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 	const parts = 3
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	dir := t.TempDir()
 	proto, _ := filepath.Abs("testdata/events.proto")
@@ -235,9 +235,9 @@ snapshot-retention = "5s"
 `, strings.Join(addrs, ","), testTopic, group, proto, catalog, sw.S3URL, sw.Region)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lakeCfg := iceberg.Config{Warehouse: "s3://lake/down", CatalogURI: catalog, S3: iceberg.S3Config{
+	lakeCfg := lake.Config{Warehouse: "s3://lake/down", CatalogURI: catalog, S3: lake.S3Config{
 		Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
-	lk, err := iceberg.Open(context.Background(), lakeCfg)
+	lk, err := lake.Open(context.Background(), lakeCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

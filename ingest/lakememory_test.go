@@ -20,9 +20,11 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/osfacts"
+	"github.com/quiverdata/quiver/internal/scrape"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // Sizes of TestLong_LakeMemoryBounded: messages of about 1 KB (a random,
@@ -50,7 +52,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	if !longTests {
 		t.Skip("set QUIVER_LONG_TESTS=1")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"lake"}})
 	addrs := startCluster(t, lakeMemParts)
 	md := compile(t, "Flat")
@@ -66,7 +68,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	t.Logf("produced %d messages of about %d bytes in %s", lakeMemMessages, lakeMemBlob, time.Since(start).Round(time.Second))
 
 	catalog := "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db"))
-	s3cfg := iceberg.Config{Warehouse: "s3://lake/mem", CatalogURI: catalog, S3: iceberg.S3Config{
+	s3cfg := lake.Config{Warehouse: "s3://lake/mem", CatalogURI: catalog, S3: lake.S3Config{
 		Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
 	// The subprocess takes its S3 keys from the environment.
 	t.Setenv("AWS_ACCESS_KEY_ID", sw.AccessKey)
@@ -131,15 +133,19 @@ loop:
 		}
 		now := time.Since(start)
 		samples++
-		rss, peak := procMemory(p.cmd.Process.Pid)
-		peakRSS, hwm = max(peakRSS, rss), max(hwm, peak)
+		mem, _ := osfacts.ProcessMemory(p.cmd.Process.Pid)
+		rss := float64(mem.RSS)
+		peakRSS, hwm = max(peakRSS, rss), max(hwm, float64(mem.Peak))
 		for _, s := range sealedSegments(t, db) {
 			sealedMax[s.ID] = max(sealedMax[s.ID], segmentBytes(s))
 		}
-		m := scrape(p.Metrics)
-		if m == nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f, err := scrape.Page(sctx, p.Metrics)
+		cancel()
+		if err != nil {
 			continue // exiting
 		}
+		m := f.Sums()
 		heap, ok := m["go_memstats_heap_inuse_bytes"]
 		if !ok {
 			continue
@@ -228,7 +234,7 @@ loop:
 		t.Errorf("ingested %.0f of %d messages", records, lakeMemMessages)
 	}
 
-	lk, err := iceberg.Open(context.Background(), s3cfg)
+	lk, err := lake.Open(context.Background(), s3cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,35 +277,10 @@ func blobValues(t testing.TB, md protoreflect.MessageDescriptor, rng *rand.Rand,
 	return out
 }
 
-// procMemory returns a process's resident set and its peak (VmRSS and
-// VmHWM) in bytes; zeros once it is gone.
-func procMemory(pid int) (rss, hwm float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, val, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
-		if err != nil {
-			continue
-		}
-		if name == "VmRSS" {
-			rss = kb * 1024
-		} else {
-			hwm = kb * 1024
-		}
-	}
-	return rss, hwm
-}
-
 // sealedSegments lists the sealed files beside db; none once it is gone.
 // segmentBytes is a sealed segment's size: its DuckDB file and the
 // Parquet files its main rows were streamed to.
-func segmentBytes(s lake.Segment) int64 {
+func segmentBytes(s segment.Segment) int64 {
 	n := s.Size()
 	parts, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path), s.ID+".main.*.parquet"))
 	for _, p := range parts {
@@ -310,8 +291,8 @@ func segmentBytes(s lake.Segment) int64 {
 	return n
 }
 
-func sealedSegments(t testing.TB, db string) []lake.Segment {
-	segs, err := lake.Sealed(db)
+func sealedSegments(t testing.TB, db string) []segment.Segment {
+	segs, err := segment.Sealed(db)
 	if err != nil {
 		return nil
 	}
@@ -323,7 +304,7 @@ func sealedSegments(t testing.TB, db string) []lake.Segment {
 // i at partition i % parts and offset i / parts, that the dead-letter
 // table is empty, and that the main table's offsets reach each
 // partition's end.
-func checkLakeIDs(t *testing.T, lk *iceberg.Lake, group string, n int, parts int) {
+func checkLakeIDs(t *testing.T, lk *lake.Lake, group string, n int, parts int) {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := lk.Table(ctx, "quiver", "events", nil, nil)
@@ -445,8 +426,8 @@ func TestLong_LakeFileSize(t *testing.T) {
 	}
 	lk := openTestLake(t, filepath.Join(dir, "lake"))
 	cfg := lakeConfig(t, testConfig(t, md, dir), lk, "lake-size")
-	cfg.Lake.PartitionBy = []iceberg.PartitionField{} // unpartitioned: one file per segment
-	cfg.Rotate = lake.Policy{MaxBytes: rotate}
+	cfg.Lake.PartitionBy = []lake.PartitionField{} // unpartitioned: one file per segment
+	cfg.Rotate = segment.Policy{MaxBytes: rotate}
 	cfg.BatchRows = 8192
 	runUntilIdle(t, cfg, newSource(t, addrs, "lake-size"))
 	checkLakeIDs(t, lk, "lake-size", n, parts)

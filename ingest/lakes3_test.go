@@ -14,7 +14,7 @@ import (
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // faultProxy forwards to an S3 server and, while failing is set, answers
@@ -62,10 +62,10 @@ func TestPipeline_LakeS3Faults(t *testing.T) {
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
-	lk, err := iceberg.Open(context.Background(), iceberg.Config{
+	lk, err := lake.Open(context.Background(), lake.Config{
 		Warehouse:  "s3://lake/warehouse",
 		CatalogURI: "sqlite:///" + filepath.ToSlash(filepath.Join(dir, "catalog.db")),
-		S3: iceberg.S3Config{Endpoint: proxy.srv.URL, Region: sw.Region, PathStyle: true,
+		S3: lake.S3Config{Endpoint: proxy.srv.URL, Region: sw.Region, PathStyle: true,
 			AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
 	})
 	if err != nil {

@@ -20,15 +20,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // LakeConfig sends rotated segments to Apache Iceberg tables instead of
 // local Parquet files (see the package documentation, "The lake").
 type LakeConfig struct {
 	// Lake is the open catalog and warehouse. Required.
-	Lake *iceberg.Lake
+	Lake *lake.Lake
 	// Namespace holds the tables (<Namespace>.<Config.Table>, and the
 	// normalized and dead-letter tables beside it). Required.
 	Namespace string
@@ -37,7 +37,7 @@ type LakeConfig struct {
 	// PartitionBy is the main table's Iceberg partitioning; nil means
 	// day(_timestamp). The normalized table gets the same when it has the
 	// columns, and dead letters are partitioned by day(timestamp).
-	PartitionBy []iceberg.PartitionField
+	PartitionBy []lake.PartitionField
 	// Maintain runs a compactor over the tables beside the commits.
 	Maintain Maintenance
 }
@@ -83,9 +83,9 @@ type sinkTable struct {
 	partCol   string // its Kafka partition column
 	offCol    string // and offset column
 	columns   string // the select list that reads it for the lake
-	ice       *iceberg.Table
+	ice       *lake.Table
 	isMain    bool
-	partition []iceberg.PartitionField
+	partition []lake.PartitionField
 }
 
 // newIcebergSink loads or creates the Iceberg tables for the pipeline's
@@ -94,7 +94,7 @@ type sinkTable struct {
 func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, error) {
 	lc := *cfg.Lake
 	if lc.PartitionBy == nil {
-		lc.PartitionBy = []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}
+		lc.PartitionBy = []lake.PartitionField{{Column: ColTimestamp, Transform: lake.Day}}
 	}
 	s := &icebergSink{cfg: lc, parquetVersion: cfg.ParquetVersion, rowGroupSize: cfg.RowGroupSize, log: cfg.Logger.With("component", "ingest.lake"), owned: map[int32]bool{}, ended: map[int32]int64{}}
 	renamed := "* RENAME (" + engine.QuoteIdent(ColPartition) + " AS " + engine.QuoteIdent(LakeColPartition) + ")"
@@ -102,10 +102,10 @@ func newIcebergSink(ctx context.Context, cfg *Config, st *store) (*icebergSink, 
 	// resumes, so every other table is at or past them even after a crash
 	// between two tables' commits.
 	tables := []sinkTable{{local: cfg.DeadLetterTable, partCol: "partition", offCol: "offset", columns: "*",
-		partition: []iceberg.PartitionField{{Column: "timestamp", Transform: iceberg.Day}}}}
+		partition: []lake.PartitionField{{Column: "timestamp", Transform: lake.Day}}}}
 	if cfg.NormTable != "" {
 		tables = append(tables, sinkTable{local: cfg.NormTable, partCol: ColPartition, offCol: ColOffset, columns: renamed,
-			partition: []iceberg.PartitionField{{Column: ColTimestamp, Transform: iceberg.Day}}})
+			partition: []lake.PartitionField{{Column: ColTimestamp, Transform: lake.Day}}})
 	}
 	tables = append(tables, sinkTable{local: cfg.Table, partCol: ColPartition, offCol: ColOffset, columns: renamed, isMain: true, partition: lc.PartitionBy})
 	conn, err := st.conn(ctx)
@@ -180,7 +180,7 @@ type partRange struct{ start, end int64 }
 
 // Export commits seg's rows of the owned partitions to the lake and
 // deletes seg; the background exporter calls it.
-func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error) {
 	return s.export(ctx, conn, seg, s.ownedSet(), nil)
 }
 
@@ -189,14 +189,14 @@ func (s *icebergSink) Export(ctx context.Context, conn *engine.Conn, seg lake.Se
 // committed past it) is dropped; any other such partition fails the
 // export with errZombie.
 func (s *icebergSink) exportFor(owned, tolerant map[int32]bool) exportFunc {
-	return func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error) {
+	return func(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error) {
 		return s.export(ctx, conn, seg, owned, tolerant)
 	}
 }
 
-func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Segment, owned, tolerant map[int32]bool) (lake.ExportStats, error) {
+func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg segment.Segment, owned, tolerant map[int32]bool) (segment.ExportStats, error) {
 	start := time.Now()
-	st := lake.ExportStats{Rows: map[string]int64{}}
+	st := segment.ExportStats{Rows: map[string]int64{}}
 	if _, err := os.Stat(seg.Path); errors.Is(err, fs.ErrNotExist) {
 		return st, nil // committed and removed by an earlier call
 	}
@@ -240,7 +240,7 @@ func (s *icebergSink) export(ctx context.Context, conn *engine.Conn, seg lake.Se
 }
 
 // commitSegment commits each table of the attached segment.
-func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, owned, tolerant map[int32]bool, st *lake.ExportStats) error {
+func (s *icebergSink) commitSegment(ctx context.Context, conn *engine.Conn, src segmentSource, uploads string, owned, tolerant map[int32]bool, st *segment.ExportStats) error {
 	ranges, err := s.segmentRanges(ctx, conn, src)
 	if err != nil {
 		return err
@@ -300,7 +300,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 		if err != nil {
 			return 0, 0, err
 		}
-		off := iceberg.Offsets{Group: s.cfg.Group, Topic: s.cfg.Topic, Ranges: map[int32]iceberg.Range{}}
+		off := lake.Offsets{Group: s.cfg.Group, Topic: s.cfg.Topic, Ranges: map[int32]lake.Range{}}
 		var where []string
 		for p, r := range ranges {
 			if !owned[p] || r.end <= r.start {
@@ -309,7 +309,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 			end, ok := ends[p]
 			switch {
 			case !ok:
-				off.Ranges[p] = iceberg.Range{Start: r.start, End: r.end, First: true}
+				off.Ranges[p] = lake.Range{Start: r.start, End: r.end, First: true}
 				where = append(where, fmt.Sprintf("%s = %d", engine.QuoteIdent(t.partCol), p))
 			case end >= r.end:
 				// The table has these rows already: committed before a crash
@@ -321,7 +321,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 				}
 			case end >= r.start:
 				// The rows from end on are new to the table.
-				off.Ranges[p] = iceberg.Range{Start: end, End: r.end}
+				off.Ranges[p] = lake.Range{Start: end, End: r.end}
 				where = append(where, fmt.Sprintf("(%s = %d AND %s >= %d)", engine.QuoteIdent(t.partCol), p, engine.QuoteIdent(t.offCol), end))
 			case tolerant[p]:
 				s.log.Warn("dropping rows of an earlier ownership that the lake has moved past",
@@ -346,7 +346,7 @@ func (s *icebergSink) commitTable(ctx context.Context, conn *engine.Conn, src se
 		}
 		crashPoint("lake-after-upload")
 		res, err := t.ice.CommitFiles(ctx, files, off)
-		if errors.Is(err, iceberg.ErrFenced) && attempt < lakeCommitAttempts {
+		if errors.Is(err, lake.ErrFenced) && attempt < lakeCommitAttempts {
 			continue // the lake moved: decide again on fresh offsets
 		}
 		if err != nil {
@@ -446,7 +446,7 @@ func (s *icebergSink) removeUncommitted(ctx context.Context, path string) error 
 // them as Parquet (see copyParquet) when it can write every column type
 // of the table as Iceberg reads it; otherwise, or when that fails, the
 // rows are read out of DuckDB and iceberg-go writes them.
-func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg segmentSource, tmp string, t sinkTable, where string, id uuid.UUID) (*iceberg.Files, error) {
+func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg segmentSource, tmp string, t sinkTable, where string, id uuid.UUID) (*lake.Files, error) {
 	if t.isMain && len(seg.sidecars) > 0 {
 		files, err := s.uploadSidecars(ctx, conn, seg, t, where, id)
 		if files != nil || err != nil {
@@ -454,7 +454,7 @@ func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg seg
 		}
 	}
 	src := "SELECT " + t.columns + " FROM " + seg.relation(t)
-	var files *iceberg.Files
+	var files *lake.Files
 	var err error
 	if !s.noCopy {
 		files, err = s.copyParquet(ctx, conn, tmp, t, src, where, id)
@@ -466,7 +466,7 @@ func (s *icebergSink) writeFiles(ctx context.Context, conn *engine.Conn, seg seg
 		// Only a file DuckDB could not write, or wrote in a way the table
 		// cannot take, sends the rows the other way; a failure to reach
 		// the lake fails the export, which is retried.
-		if ctx.Err() != nil || !(errors.Is(err, errCopyParquet) || errors.Is(err, iceberg.ErrUnfitParquet)) {
+		if ctx.Err() != nil || !(errors.Is(err, errCopyParquet) || errors.Is(err, lake.ErrUnfitParquet)) {
 			return nil, err
 		}
 		s.log.Warn("DuckDB's Parquet files could not go to the lake; writing the rows through iceberg-go",
@@ -511,7 +511,7 @@ var errCopyParquet = errors.New("DuckDB's COPY to Parquet")
 // file against the table's schema, reads its statistics from the footer
 // and infers its partition from its bounds (a file spanning partitions is
 // refused), exactly as its own add-files does.
-func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp string, t sinkTable, src, where string, id uuid.UUID) (*iceberg.Files, error) {
+func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp string, t sinkTable, src, where string, id uuid.UUID) (*lake.Files, error) {
 	rows, err := conn.Query(ctx, src+" LIMIT 0")
 	if err != nil {
 		return nil, fmt.Errorf("read the schema: %w", err)
@@ -539,7 +539,7 @@ func (s *icebergSink) copyParquet(ctx context.Context, conn *engine.Conn, tmp st
 	if len(t.partition) > 0 {
 		var keys []string
 		for _, pf := range t.partition {
-			expr, ok := iceberg.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
+			expr, ok := lake.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
 			if !ok {
 				return nil, nil
 			}
@@ -636,7 +636,7 @@ func (s *icebergSink) parquetOptions(ctx context.Context, t sinkTable, schema *a
 	if !ok {
 		return nil, false, nil
 	}
-	opts = []string{"FORMAT parquet", "PARQUET_VERSION " + s.parquetVersion, "COMPRESSION " + codec, "FIELD_IDS " + iceberg.DuckDBFieldIDs(ids)}
+	opts = []string{"FORMAT parquet", "PARQUET_VERSION " + s.parquetVersion, "COMPRESSION " + codec, "FIELD_IDS " + lake.DuckDBFieldIDs(ids)}
 	if codec == "zstd" {
 		level, ok := t.ice.CompressionLevel()
 		if !ok {

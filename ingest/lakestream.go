@@ -18,8 +18,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/durable"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 )
 
 // In lake mode the main table's rows do not go into the live DuckDB
@@ -50,7 +51,7 @@ const sidecarSuffix = ".parquet"
 func sidecarName(id string, n int) string { return fmt.Sprintf("%s.main.%d%s", id, n, sidecarSuffix) }
 
 // sidecars lists the main-table Parquet files of segment seg, sorted.
-func sidecars(seg lake.Segment) ([]string, error) {
+func sidecars(seg segment.Segment) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(filepath.Dir(seg.Path), seg.ID+".main.*"+sidecarSuffix))
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func sidecars(seg lake.Segment) ([]string, error) {
 }
 
 // removeSidecars deletes the main-table Parquet files of segment seg.
-func removeSidecars(seg lake.Segment) error {
+func removeSidecars(seg segment.Segment) error {
 	paths, err := sidecars(seg)
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func removeLiveForLake(dbPath string) (removed []string, err error) {
 			return removed, fmt.Errorf("remove the live file of an earlier run: %w", err)
 		}
 	}
-	dir := lake.SealedDir(dbPath)
+	dir := segment.SealedDir(dbPath)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return removed, nil
@@ -208,12 +209,7 @@ func (s *mainStream) finish() error {
 	if s.err != nil {
 		return fmt.Errorf("write the segment's Parquet stream: %w", s.err)
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
+	return durable.SyncFile(s.path)
 }
 
 // abort ends the stream and removes its file.
@@ -312,7 +308,7 @@ func (m *mainStreamer) seal() (part int, rows int64, err error) {
 	if err := os.Rename(cur.path, final); err != nil {
 		return 0, 0, fmt.Errorf("seal the segment's Parquet stream: %w", err)
 	}
-	if err := lake.SyncDir(m.dir); err != nil {
+	if err := durable.SyncDir(m.dir); err != nil {
 		return 0, 0, fmt.Errorf("seal the segment's Parquet stream: %w", err)
 	}
 	part = m.part
@@ -392,7 +388,7 @@ func quoteList(ss []string) string {
 // rows, and checks that every part its stream table lists is there with
 // the rows it lists. A segment without the table keeps its main rows in
 // the DuckDB file.
-func readSegmentSource(ctx context.Context, conn *engine.Conn, seg lake.Segment, alias string) (segmentSource, error) {
+func readSegmentSource(ctx context.Context, conn *engine.Conn, seg segment.Segment, alias string) (segmentSource, error) {
 	src := segmentSource{alias: alias}
 	n, err := conn.QueryInt64(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = "+engine.QuoteString(alias)+
 		" AND table_name = "+engine.QuoteString(StreamTable))
@@ -441,11 +437,11 @@ func readSegmentSource(ctx context.Context, conn *engine.Conn, seg lake.Segment,
 // are when the commit takes all their rows and they fall in one partition
 // of the table, which is the usual case. Otherwise it returns nil files
 // and no error, and the rows are written again through a COPY.
-func (s *icebergSink) uploadSidecars(ctx context.Context, conn *engine.Conn, seg segmentSource, t sinkTable, where string, id uuid.UUID) (*iceberg.Files, error) {
+func (s *icebergSink) uploadSidecars(ctx context.Context, conn *engine.Conn, seg segmentSource, t sinkTable, where string, id uuid.UUID) (*lake.Files, error) {
 	rel := seg.relation(t)
 	keys := make([]string, 0, len(t.partition))
 	for _, pf := range t.partition {
-		expr, ok := iceberg.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
+		expr, ok := lake.DuckDBPartitionKey(pf, engine.QuoteIdent(pf.Column))
 		if !ok {
 			return nil, nil
 		}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // TestReadSegmentSource checks that a sealed segment's streamed Parquet
@@ -40,7 +40,7 @@ func TestReadSegmentSource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			seg := lake.Segment{ID: lake.NewSegmentID(time.Now()), Path: ""}
+			seg := segment.Segment{ID: segment.NewSegmentID(time.Now()), Path: ""}
 			seg.Path = filepath.Join(dir, seg.ID+".duckdb")
 			db, err := engine.Open(ctx, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
 			if err != nil {
@@ -85,8 +85,8 @@ func TestReadSegmentSource(t *testing.T) {
 func TestRemoveLiveForLake(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "live.duckdb")
-	sealed := lake.SealedDir(db)
-	id, orphan := lake.NewSegmentID(time.Now()), lake.NewSegmentID(time.Now().Add(time.Second))
+	sealed := segment.SealedDir(db)
+	id, orphan := segment.NewSegmentID(time.Now()), segment.NewSegmentID(time.Now().Add(time.Second))
 	keep := []string{
 		filepath.Join(sealed, id+".duckdb"), filepath.Join(sealed, id+".duckdb.uploads"),
 		filepath.Join(sealed, sidecarName(id, 0)), filepath.Join(sealed, sidecarName(id, 1)),
@@ -129,8 +129,7 @@ func TestRemoveLiveForLake(t *testing.T) {
 // must not reach the lake), abort leaves no file, and every batch is freed.
 func TestMainStreamer(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	db, err := engine.Open(ctx, engine.Options{Path: ":memory:", AllowedDirs: []string{dir}})
 	if err != nil {
@@ -150,7 +149,7 @@ func TestMainStreamer(t *testing.T) {
 	m := &mainStreamer{db: db, dir: dir, schema: schema, query: func(view, path string) string {
 		return "COPY (SELECT id, CAST(tmax AS INTEGER) AS tmax FROM " + view + ") TO " + engine.QuoteString(path) + " (FORMAT parquet, PRESERVE_ORDER false)"
 	}}
-	id := lake.NewSegmentID(time.Now())
+	id := segment.NewSegmentID(time.Now())
 	push := func(from, n int, commit bool) {
 		t.Helper()
 		rec := batch(from, n)
@@ -205,7 +204,7 @@ func TestMainStreamer(t *testing.T) {
 		t.Error("push with no stream open: no error")
 	}
 	rec.Release()
-	if err := m.open(ctx, lake.NewSegmentID(time.Now().Add(time.Second))); err != nil {
+	if err := m.open(ctx, segment.NewSegmentID(time.Now().Add(time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	push(0, 10, true)

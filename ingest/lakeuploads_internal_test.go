@@ -12,10 +12,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/internal/testmem"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // TestRemoveUncommitted checks what the redo of a crashed export deletes:
@@ -27,14 +27,14 @@ func TestRemoveUncommitted(t *testing.T) {
 	ctx := context.Background()
 	const group, topic = "g", "t"
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	rng := func(start, end int64, first bool) map[int32]iceberg.Range {
-		return map[int32]iceberg.Range{0: {Start: start, End: end, First: first}}
+	rng := func(start, end int64, first bool) map[int32]lake.Range {
+		return map[int32]lake.Range{0: {Start: start, End: end, First: first}}
 	}
 	for _, tc := range []struct {
 		name string
 		// other is a commit by another writer before the redo (nil: none);
 		// landed commits the crashed write itself.
-		other  map[int32]iceberg.Range
+		other  map[int32]lake.Range
 		landed bool
 		keep   bool // the crashed write's files stay
 	}{
@@ -45,9 +45,8 @@ func TestRemoveUncommitted(t *testing.T) {
 		{name: "landed, then another owner went on", landed: true, other: rng(10, 15, false), keep: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: "file://" + filepath.ToSlash(t.TempDir())})
+			mem := testmem.Checked(t)
+			lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + filepath.ToSlash(t.TempDir())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +55,7 @@ func TestRemoveUncommitted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			write := func(id uuid.UUID, lo, hi int64) *iceberg.Files {
+			write := func(id uuid.UUID, lo, hi int64) *lake.Files {
 				b := array.NewInt64Builder(mem)
 				defer b.Release()
 				for i := lo; i < hi; i++ {
@@ -77,8 +76,8 @@ func TestRemoveUncommitted(t *testing.T) {
 				}
 				return files
 			}
-			commit := func(files *iceberg.Files, r map[int32]iceberg.Range) {
-				if _, err := tbl.CommitFiles(ctx, files, iceberg.Offsets{Group: group, Topic: topic, Ranges: r}); err != nil {
+			commit := func(files *lake.Files, r map[int32]lake.Range) {
+				if _, err := tbl.CommitFiles(ctx, files, lake.Offsets{Group: group, Topic: topic, Ranges: r}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	"github.com/quiverdata/quiver/lake"
 )
 
 // liveEnv is one TestPipeline_Live case's cluster, pipeline, and what was
@@ -145,7 +146,7 @@ func TestPipeline_Live(t *testing.T) {
 		parts: 2,
 		config: func(e *liveEnv) {
 			e.cfg.ExportDir = filepath.Join(e.dir, "export")
-			e.cfg.Rotate = lake.Policy{MaxAge: 300 * time.Millisecond}
+			e.cfg.Rotate = segment.Policy{MaxAge: 300 * time.Millisecond}
 		},
 		steps: []liveStep{{
 			name: "rotate and export",
@@ -174,7 +175,7 @@ func TestPipeline_Live(t *testing.T) {
 		parts: 2,
 		config: func(e *liveEnv) {
 			e.cfg.ExportDir = filepath.Join(e.dir, "export")
-			e.cfg.Rotate = lake.Policy{MaxAge: 300 * time.Millisecond}
+			e.cfg.Rotate = segment.Policy{MaxAge: 300 * time.Millisecond}
 		},
 		steps: []liveStep{{
 			name: "assigned",
@@ -482,7 +483,7 @@ func (e *liveEnv) counterMatches(t *testing.T, name string, count func(ingest.Li
 // ingest view through the console's /api/live, as the page does.
 func TestIngestCLI_Console(t *testing.T) {
 	const n, parts = 4000, 2
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	produce(t, addrs, parts, flatValues(t, md, 0, n), time.Now())

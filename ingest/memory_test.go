@@ -1,13 +1,13 @@
 package ingest_test
 
 import (
-	"io"
-	"net/http"
+	"context"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverdata/quiver/internal/scrape"
+	"github.com/quiverdata/quiver/internal/testsvc"
 )
 
 // TestLong_IngestMemoryBounded checks that quiver ingest's memory is set
@@ -21,7 +21,7 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 	if !longTests {
 		t.Skip("set QUIVER_LONG_TESTS=1")
 	}
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	md := compile(t, "Flat")
 	peak := func(n int) float64 {
 		t.Helper()
@@ -50,7 +50,13 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 				<-exited
 				t.Fatalf("quiver ingest did not drain %d messages\n%s", n, p.Stderr())
 			case <-tick.C:
-				m := scrape(p.Metrics)
+				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				f, err := scrape.Page(sctx, p.Metrics)
+				cancel()
+				if err != nil {
+					continue // the process is exiting
+				}
+				m := f.Sums()
 				if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
 					maxHeap = max(maxHeap, v)
 				}
@@ -73,26 +79,4 @@ func TestLong_IngestMemoryBounded(t *testing.T) {
 	if large > 1<<30 {
 		t.Errorf("peak heap %.0f MB, more than 1 GB", large/(1<<20))
 	}
-}
-
-// scrape reads the unlabelled samples of a Prometheus text page; an
-// unreachable page (the process exiting) gives none.
-func scrape(url string) map[string]float64 {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	m := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		name, val, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") || strings.Contains(name, "{") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-			m[name] = v
-		}
-	}
-	return m
 }

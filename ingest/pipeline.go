@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // idleGrace is the least time IdleExit waits for the first message.
@@ -307,15 +307,15 @@ func (p *Pipeline) setupRotation(ctx context.Context) error {
 	if p.cfg.Lake != nil {
 		return p.setupLake(ctx)
 	}
-	var ex *lake.Exporter
+	var ex *segment.Exporter
 	if p.cfg.ExportDir != "" {
-		tables := []lake.Table{{Name: p.cfg.Table, Partition: p.cfg.PartitionBy}}
+		tables := []segment.Table{{Name: p.cfg.Table, Partition: p.cfg.PartitionBy}}
 		if p.cfg.NormTable != "" {
-			tables = append(tables, lake.Table{Name: p.cfg.NormTable, Partition: p.cfg.NormPartitionBy})
+			tables = append(tables, segment.Table{Name: p.cfg.NormTable, Partition: p.cfg.NormPartitionBy})
 		}
-		tables = append(tables, lake.Table{Name: p.cfg.DeadLetterTable, Partition: mustPartition(deadLetterPartition)})
+		tables = append(tables, segment.Table{Name: p.cfg.DeadLetterTable, Partition: mustPartition(deadLetterPartition)})
 		var err error
-		ex, err = lake.NewExporter(lake.ExportConfig{
+		ex, err = segment.NewExporter(segment.ExportConfig{
 			Dir: p.cfg.ExportDir, Tables: tables, RowGroupSize: p.cfg.RowGroupSize, ParquetVersion: p.cfg.ParquetVersion,
 			Logger: p.cfg.Logger.With("component", "lake.exporter"),
 		})
@@ -333,7 +333,7 @@ func (p *Pipeline) setupRotation(ctx context.Context) error {
 		}
 	}
 	p.rotator = newRotator(p.store, ex, p.cfg.Rotate, p.cfg.Logger)
-	sealed, err := lake.Sealed(p.cfg.DBPath)
+	sealed, err := segment.Sealed(p.cfg.DBPath)
 	if err != nil {
 		return err
 	}
@@ -372,7 +372,7 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 	// a size in bytes, which DuckDB does only without insertion order.
 	if p.rotator.exportDB, err = engine.Open(ctx, engine.Options{
 		Path: ":memory:", Threads: p.cfg.Threads, MemoryLimit: p.cfg.MemoryLimit,
-		AllowedDirs: []string{lake.SealedDir(p.cfg.DBPath)}, MaxIdle: 2, Logger: p.cfg.Logger,
+		AllowedDirs: []string{segment.SealedDir(p.cfg.DBPath)}, MaxIdle: 2, Logger: p.cfg.Logger,
 		Settings: []string{"preserve_insertion_order = false"},
 	}); err != nil {
 		return fmt.Errorf("open the export database: %w", err)
@@ -380,7 +380,7 @@ func (p *Pipeline) setupLake(ctx context.Context) error {
 	if err := p.setupStream(ctx); err != nil {
 		return err
 	}
-	sealed, err := lake.Sealed(p.cfg.DBPath)
+	sealed, err := segment.Sealed(p.cfg.DBPath)
 	if err != nil {
 		return err
 	}
@@ -408,7 +408,7 @@ func (p *Pipeline) setupStream(ctx context.Context) error {
 		p.log.Info("the main table's rows go through the live file: DuckDB cannot write a column or the codec as the lake's table takes it")
 		return nil
 	}
-	p.store.stream = &mainStreamer{db: p.rotator.exportDB, dir: lake.SealedDir(p.cfg.DBPath), schema: p.schemas.main, query: query}
+	p.store.stream = &mainStreamer{db: p.rotator.exportDB, dir: segment.SealedDir(p.cfg.DBPath), schema: p.schemas.main, query: query}
 	if err := p.store.openStream(ctx); err != nil {
 		p.store.stream = nil
 		return err
@@ -421,8 +421,8 @@ func (p *Pipeline) setupStream(ctx context.Context) error {
 // timestamp, like the default for the other tables.
 const deadLetterPartition = `dt=strftime("timestamp", '%Y-%m-%d')`
 
-func mustPartition(spec string) []lake.PartitionKey {
-	k, err := lake.ParsePartitionSpec(spec)
+func mustPartition(spec string) []segment.PartitionKey {
+	k, err := segment.ParsePartitionSpec(spec)
 	if err != nil {
 		panic(err)
 	}

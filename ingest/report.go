@@ -87,13 +87,13 @@ func (r Report) WriteText(w io.Writer) error {
 		{"normalizer_fields", fmt.Sprint(r.NormalizerFields)},
 		{"start_time", r.Start.UTC().Format(time.RFC3339)},
 		{"end_time", r.End.UTC().Format(time.RFC3339)},
-		{"records", underscored(float64(r.Records))},
-		{"norm_records", underscored(float64(r.NormRecords))},
-		{"dead_letters", underscored(float64(r.DeadLetters))},
+		{"records", FormatUnderscored(float64(r.Records))},
+		{"norm_records", FormatUnderscored(float64(r.NormRecords))},
+		{"dead_letters", FormatUnderscored(float64(r.DeadLetters))},
 		{"data_transferred", humanBytes(r.Bytes)},
 		{"duration", r.Duration.Round(time.Millisecond).String()},
-		{"records_per_second", underscored(r.RecordsPerSecond)},
-		{"total_rows_per_second", underscored(r.TotalRowsPerSecond)},
+		{"records_per_second", FormatUnderscored(r.RecordsPerSecond)},
+		{"total_rows_per_second", FormatUnderscored(r.TotalRowsPerSecond)},
 		{"transfer_rate", fmt.Sprintf("%.2f MB/second", r.TransferRate/1e6)},
 		{"duckdb_files", fmt.Sprint(r.DuckDBFiles)},
 		{"duckdb_files_MB", fmt.Sprint(r.DuckDBFilesMB)},
@@ -107,9 +107,10 @@ func (r Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// underscored formats v with two decimals and _ between thousands, as in
-// 123_686_901.00.
-func underscored(v float64) string {
+// FormatUnderscored formats v with two decimals and _ between thousands,
+// as in 123_686_901.00, the way the Quacfka report prints its counts and
+// rates.
+func FormatUnderscored(v float64) string {
 	s := fmt.Sprintf("%.2f", v)
 	intPart, frac, _ := strings.Cut(s, ".")
 	neg := strings.HasPrefix(intPart, "-")

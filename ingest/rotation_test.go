@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // union is SQL reading a table's rows from the live file (db0) and from
@@ -27,7 +27,7 @@ func TestPipeline_RotationExport(t *testing.T) {
 	cfg := testConfig(t, md, dir)
 	cfg.Normalize = "id, items[].sku AS sku"
 	cfg.ExportDir = filepath.Join(dir, "lake")
-	cfg.Rotate = lake.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
+	cfg.Rotate = segment.Policy{MaxBytes: 1 << 20, MaxAge: 300 * time.Millisecond}
 	cfg.BatchRows = 2000
 	cfg.IdleExit = 2 * time.Second
 	values := deepValues(t, md, n)
@@ -49,7 +49,7 @@ func TestPipeline_RotationExport(t *testing.T) {
 	}
 	t.Logf("rotated %d files, %d MB, avg %s", rep.DuckDBFiles, rep.DuckDBFilesMB, rep.FileAvgDuration)
 
-	if segs, _ := lake.Sealed(cfg.DBPath); len(segs) != 0 {
+	if segs, _ := segment.Sealed(cfg.DBPath); len(segs) != 0 {
 		t.Errorf("sealed segments left after a clean stop: %v", segs)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.ExportDir, "_staging")); err == nil {

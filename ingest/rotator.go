@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // exportRetryMin and exportRetryMax bound the wait before a failed export
@@ -24,7 +24,7 @@ const (
 // so the exporter's connection never outlives the database it came from;
 // the live file simply grows a little past its threshold meanwhile.
 type rotator struct {
-	policy   lake.Policy
+	policy   segment.Policy
 	store    *store
 	exporter segmentSink // nil: rotation disabled
 	// exportDB, when set, is a database of its own that exports attach
@@ -43,10 +43,10 @@ type rotator struct {
 	rotMu    sync.Mutex
 
 	mu      sync.Mutex
-	lastErr error          // of the last failed export; nil once one succeeds
-	hold    bool           // the background exporter waits (lake: until the first assignment)
-	queue   []lake.Segment // sealed segments waiting for export
-	busy    bool           // the exporter owns queue[0] and a connection
+	lastErr error             // of the last failed export; nil once one succeeds
+	hold    bool              // the background exporter waits (lake: until the first assignment)
+	queue   []segment.Segment // sealed segments waiting for export
+	busy    bool              // the exporter owns queue[0] and a connection
 	wake    chan struct{}
 
 	files    int // sealed
@@ -59,16 +59,16 @@ type rotator struct {
 // lake. Export deletes the segment once its rows are safe elsewhere, and
 // may be called again for the same segment after a failure or a crash.
 type segmentSink interface {
-	Export(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error)
+	Export(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error)
 }
 
-func newRotator(s *store, ex segmentSink, policy lake.Policy, log *slog.Logger) *rotator {
+func newRotator(s *store, ex segmentSink, policy segment.Policy, log *slog.Logger) *rotator {
 	return &rotator{policy: policy, store: s, exporter: ex, log: log.With("component", "ingest.rotator"), wake: make(chan struct{}, 1),
 		fatal: func(error) {}}
 }
 
 // enqueue hands sealed segments to the exporter.
-func (r *rotator) enqueue(segs ...lake.Segment) {
+func (r *rotator) enqueue(segs ...segment.Segment) {
 	if len(segs) == 0 {
 		return
 	}
@@ -281,10 +281,10 @@ func (r *rotator) counts() (sealed, exported, backlog int) {
 }
 
 // exportFunc exports one sealed segment on conn.
-type exportFunc func(ctx context.Context, conn *engine.Conn, seg lake.Segment) (lake.ExportStats, error)
+type exportFunc func(ctx context.Context, conn *engine.Conn, seg segment.Segment) (segment.ExportStats, error)
 
 // export exports one segment with fn on a connection of its own.
-func (r *rotator) export(ctx context.Context, seg lake.Segment, fn exportFunc) error {
+func (r *rotator) export(ctx context.Context, seg segment.Segment, fn exportFunc) error {
 	var conn *engine.Conn
 	var err error
 	if r.exportDB != nil {

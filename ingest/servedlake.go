@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // DefaultCommitInterval is how often a lake pipeline commits what it has
@@ -84,7 +84,7 @@ func (p *Pipeline) setupServedLake(ctx context.Context) error {
 	}
 	sink.noCopy = true
 	p.servedLake = &servedLake{p: p, sink: sink, uploads: p.cfg.DBPath + "." + p.cfg.Table + ".lake-uploads", firsts: map[int32]int64{}}
-	p.rotator = newRotator(p.store, nil, lake.Policy{}, p.cfg.Logger)
+	p.rotator = newRotator(p.store, nil, segment.Policy{}, p.cfg.Logger)
 	return nil
 }
 
@@ -176,7 +176,7 @@ func (l *servedLake) round(ctx context.Context, owned map[int32]bool) error {
 	}
 	if len(ranges) > 0 {
 		src := segmentSource{alias: l.p.store.db.DefaultCatalog(), bounds: ranges}
-		var st lake.ExportStats
+		var st segment.ExportStats
 		st.Rows = map[string]int64{}
 		start := time.Now()
 		for i, t := range s.tables {

@@ -21,7 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/client"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/internal/testsvc"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // servedProc is a quiver serve subprocess.
@@ -117,13 +118,13 @@ type snapshotWatch struct {
 
 // watchSnapshots polls the events table of the lake cfg opens every
 // 200 ms until the returned watch is stopped.
-func watchSnapshots(t *testing.T, cfg iceberg.Config, group string) *snapshotWatch {
+func watchSnapshots(t *testing.T, cfg lake.Config, group string) *snapshotWatch {
 	t.Helper()
 	w := &snapshotWatch{seen: map[int64]bool{}, stop: make(chan struct{}), stopped: make(chan struct{})}
-	key := iceberg.OffsetsKey(group, testTopic)
+	key := lake.OffsetsKey(group, testTopic)
 	go func() {
 		defer close(w.stopped)
-		lk, err := iceberg.Open(context.Background(), cfg)
+		lk, err := lake.Open(context.Background(), cfg)
 		if err != nil {
 			w.fail("open the lake: %v", err)
 			return
@@ -263,7 +264,7 @@ func TestServe_LakeKill9(t *testing.T) {
 		n = 600_000
 	}
 	const parts = 3
-	bin := quiverBinary(t)
+	bin := testsvc.QuiverBinary(t)
 	addrs := startCluster(t, parts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
@@ -305,7 +306,7 @@ snapshot-retention = "2s"
 			time.Sleep(600 * time.Millisecond)
 		}
 	}()
-	snaps := watchSnapshots(t, iceberg.Config{Warehouse: warehouse}, "serve-kill")
+	snaps := watchSnapshots(t, lake.Config{Warehouse: warehouse}, "serve-kill")
 	var reader servedWatch
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill schedule seed %d", seed)
@@ -373,7 +374,7 @@ snapshot-retention = "2s"
 
 // lakeSum is how many messages of the test topic the lake's events table
 // holds by its offsets for group, 0 when it cannot tell yet.
-func lakeSum(lk *iceberg.Lake, group string) int64 {
+func lakeSum(lk *lake.Lake, group string) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tb, err := lk.Table(ctx, "quiver", "events", nil, nil)
@@ -393,7 +394,7 @@ func lakeSum(lk *iceberg.Lake, group string) int64 {
 
 // checkSnapshotOffsets checks every snapshot the events table keeps
 // carries the group's offsets.
-func checkSnapshotOffsets(t *testing.T, lk *iceberg.Lake, group string) {
+func checkSnapshotOffsets(t *testing.T, lk *lake.Lake, group string) {
 	t.Helper()
 	tb, err := lk.Table(context.Background(), "quiver", "events", nil, nil)
 	if err != nil {
@@ -403,7 +404,7 @@ func checkSnapshotOffsets(t *testing.T, lk *iceberg.Lake, group string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := iceberg.OffsetsKey(group, testTopic)
+	key := lake.OffsetsKey(group, testTopic)
 	for _, s := range ice.Metadata().Snapshots() {
 		if s.Summary == nil || s.Summary.Properties[key] == "" {
 			t.Errorf("snapshot %d (%v) carries no offsets", s.SnapshotID, s.Summary)
@@ -412,7 +413,7 @@ func checkSnapshotOffsets(t *testing.T, lk *iceberg.Lake, group string) {
 }
 
 // deleteOrphans deletes every file the events table does not reference.
-func deleteOrphans(t *testing.T, lk *iceberg.Lake) {
+func deleteOrphans(t *testing.T, lk *lake.Lake) {
 	t.Helper()
 	tb, err := lk.Table(context.Background(), "quiver", "events", nil, nil)
 	if err != nil {

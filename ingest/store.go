@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/engine"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // errRotationSkipped wraps a rotation that failed but left the live file
@@ -75,7 +75,7 @@ func (s *store) open(ctx context.Context) error {
 		defer servedInit.Unlock()
 		return s.init(ctx)
 	}
-	allowed := []string{filepath.Dir(s.cfg.DBPath), lake.SealedDir(s.cfg.DBPath)}
+	allowed := []string{filepath.Dir(s.cfg.DBPath), segment.SealedDir(s.cfg.DBPath)}
 	if s.cfg.ExportDir != "" {
 		allowed = append(allowed, s.cfg.ExportDir)
 	}
@@ -147,7 +147,7 @@ func (s *store) init(ctx context.Context) error {
 	if err := s.addMissingColumns(ctx, conn); err != nil {
 		return err
 	}
-	id := lake.NewSegmentID(time.Now())
+	id := segment.NewSegmentID(time.Now())
 	if _, err := conn.Exec(ctx, "INSERT INTO "+SegmentTable+" SELECT ?, now() WHERE NOT EXISTS (SELECT 1 FROM "+SegmentTable+")", id); err != nil {
 		return fmt.Errorf("init segment: %w", err)
 	}
@@ -201,7 +201,7 @@ func (s *store) sealedOffsets(ctx context.Context, conn *engine.Conn) (Offsets, 
 	if s.served() {
 		return Offsets{}, nil
 	}
-	segs, err := lake.Sealed(s.cfg.DBPath)
+	segs, err := segment.Sealed(s.cfg.DBPath)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (s *store) loadSegment(ctx context.Context, conn *engine.Conn) error {
 	rec := rows.RecordBatch()
 	id := strings.Clone(rec.Column(0).(*array.String).Value(0))
 	ms := rec.Column(1).(*array.Int64).Value(0)
-	if !lake.ValidSegmentID(id) {
+	if !segment.ValidSegmentID(id) {
 		return fmt.Errorf("read segment: bad id %q in %s", id, SegmentTable)
 	}
 	s.segID, s.opened = id, time.UnixMilli(ms)
@@ -313,7 +313,7 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 		if t.rec == nil || (streamed && t.name == s.cfg.Table) {
 			continue
 		}
-		if err := insertRecord(ctx, conn, t.name, t.rec); err != nil {
+		if err := InsertRecord(ctx, conn, t.name, t.rec); err != nil {
 			return fmt.Errorf("commit batch %d: insert into %s: %w", d.seq, t.name, err)
 		}
 	}
@@ -352,8 +352,9 @@ func (s *store) commit(ctx context.Context, d *decoded, turn func(context.Contex
 	return nil
 }
 
-// insertRecord inserts rec into table by column name.
-func insertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
+// InsertRecord inserts rec into table by column name, through DuckDB's Arrow
+// scan, as the pipeline inserts a batch. The caller keeps rec.
+func InsertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
 	sc := rec.Schema()
 	cols := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
@@ -385,7 +386,7 @@ func (s *store) committedOffsets() Offsets {
 // size is the live file's size with its write-ahead log, and what the
 // main table's stream has written.
 func (s *store) size() int64 {
-	n := lake.FileSize(s.cfg.DBPath)
+	n := segment.FileSize(s.cfg.DBPath)
 	if s.stream != nil {
 		n += s.stream.size()
 	}
@@ -430,28 +431,28 @@ func (s *store) age() time.Duration {
 // live file that carries the offsets forward. The caller guarantees that
 // no connection is in use. It returns the sealed segment and how long the
 // file was live.
-func (s *store) rotate(ctx context.Context) (lake.Segment, time.Duration, error) {
+func (s *store) rotate(ctx context.Context) (segment.Segment, time.Duration, error) {
 	conn, err := s.conn(ctx)
 	if err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: %w", err)
 	}
 	_, err = conn.Exec(ctx, "FORCE CHECKPOINT")
 	conn.Release()
 	if err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: checkpoint: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: checkpoint: %w", err)
 	}
 	s.mu.Lock()
 	db, id, lived := s.db, s.segID, time.Since(s.opened)
 	s.mu.Unlock()
 	if err := db.Close(); err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: close: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: close: %w", err)
 	}
-	seg, sealErr := lake.Seal(s.cfg.DBPath, id)
+	seg, sealErr := segment.Seal(s.cfg.DBPath, id)
 	if err := s.open(ctx); err != nil {
-		return lake.Segment{}, 0, fmt.Errorf("rotate: %w", err)
+		return segment.Segment{}, 0, fmt.Errorf("rotate: %w", err)
 	}
 	if sealErr != nil && seg.Path == "" {
-		return lake.Segment{}, 0, fmt.Errorf("%w: %w", errRotationSkipped, sealErr)
+		return segment.Segment{}, 0, fmt.Errorf("%w: %w", errRotationSkipped, sealErr)
 	}
 	if sealErr != nil {
 		s.log.Warn("sealed file may not be durable yet", "segment", seg.ID, "err", sealErr)

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // report builds the report so far.
@@ -115,11 +115,11 @@ func (p *Pipeline) handingOver() func() {
 }
 
 // diskGuard is the guard over the pipeline's files.
-func (p *Pipeline) diskGuard() lake.DiskGuard {
-	g := lake.DiskGuard{
+func (p *Pipeline) diskGuard() segment.DiskGuard {
+	g := segment.DiskGuard{
 		Ceiling: p.cfg.DiskCeiling,
 		MinFree: p.cfg.MinFreeDisk,
-		Paths:   []string{p.cfg.DBPath, p.cfg.DBPath + ".wal", lake.SealedDir(p.cfg.DBPath)},
+		Paths:   []string{p.cfg.DBPath, p.cfg.DBPath + ".wal", segment.SealedDir(p.cfg.DBPath)},
 		FreeOn:  p.cfg.DBPath,
 	}
 	if p.cfg.ExportDir != "" {
@@ -131,9 +131,9 @@ func (p *Pipeline) diskGuard() lake.DiskGuard {
 // checkDisk pauses or resumes consumption as the disk guard and, with a
 // lake, the backlog of files waiting for it say, and measures the free
 // space for Live even when the guard is off.
-func (p *Pipeline) checkDisk(g lake.DiskGuard) {
+func (p *Pipeline) checkDisk(g segment.DiskGuard) {
 	paused := p.paused.Load()
-	var st lake.DiskStatus
+	var st segment.DiskStatus
 	if g.Enabled() {
 		st = g.Check(paused)
 	} else {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # interop/run.sh — real clients against a real quiver (`make interop`).
 #
-#   1. builds bin/quiver;
+#   1. builds bin/quiver and bin/quiver-bench;
 #   2. installs .venv from interop/python/requirements.txt (skipped while the
 #      requirements' hash matches .venv's stamp);
 #   3. resolves interop/java/pom.xml with Maven (offline while the pom's hash
@@ -22,7 +22,7 @@
 #  10. runs the Python suite (pytest) and the Java suite (JUnit 5), both
 #      always, restarting a replica the Python suite killed before the Java
 #      suite runs, and stops the servers whatever happens;
-#  11. with the Java suite, smoke-runs `quiver bench jdbc` and `quiver bench
+#  11. with the Java suite, smoke-runs `quiver-bench jdbc` and `quiver-bench
 #      parquet` at 10K rows (each starts its own server, and needs the Java
 #      build and .venv made above); a suite that fails fails the run.
 #
@@ -302,9 +302,9 @@ if [ "${INTEROP_ONLY:-java}" = java ]; then
 		echo "$mvn_want" > "$mvn_stamp"
 	fi
 
-	step "bench smoke (quiver bench jdbc and parquet, 10K rows)"
-	bin/quiver bench jdbc --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-jdbc)
-	bin/quiver bench parquet --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-parquet)
+	step "bench smoke (quiver-bench jdbc and parquet, 10K rows)"
+	bin/quiver-bench jdbc --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-jdbc)
+	bin/quiver-bench parquet --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-parquet)
 fi
 
 step "done"

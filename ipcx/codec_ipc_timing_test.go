@@ -15,7 +15,7 @@ import (
 // The seeds/002 codec study in Go: an int + string batch at 100k, 500k
 // and 1M rows, LZ4_FRAME and ZSTD, write and read of a whole IPC stream,
 // arrow-go's built-in path against quiver's. Reads decode the same bytes,
-// written by arrow-go, on both paths. `quiver bench codec` runs the same
+// written by arrow-go, on both paths. `quiver-bench codec` runs the same
 // cases alternated and prints the seed's table.
 
 // seedBatch is the benchmark batch: id BIGINT and name VARCHAR

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/pierrec/lz4/v4"
+	"github.com/quiverdata/quiver/internal/testmem"
 )
 
 // testBatch builds rows of an int + string batch with nulls, a list and a
@@ -136,8 +137,7 @@ func checkStream(t *testing.T, rdr *ipc.Reader, want []arrow.RecordBatch) {
 }
 
 func TestStreamWriter_StockReaderReads(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	big := testBatch(t, mem, 300_000, 1) // buffers of several MB: many pieces and frames
 	defer big.Release()
 	small := testBatch(t, mem, 100, 2)
@@ -163,8 +163,7 @@ func TestStreamWriter_StockReaderReads(t *testing.T) {
 }
 
 func TestNewReader_ReadsArrowAndQuiverStreams(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	big := testBatch(t, mem, 200_000, 3)
 	defer big.Release()
 	small := testBatch(t, mem, 10, 4)
@@ -181,8 +180,7 @@ func TestNewReader_ReadsArrowAndQuiverStreams(t *testing.T) {
 				} else {
 					data = writeArrow(t, codec, recs...)
 				}
-				rmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				defer rmem.AssertSize(t, 0)
+				rmem := testmem.Checked(t)
 				rdr, err := NewReader(bytes.NewReader(data), rmem)
 				if err != nil {
 					t.Fatal(err)
@@ -242,8 +240,7 @@ func bodyBuffers(t *testing.T, data []byte) (metas []*batchMeta, prefixes [][]in
 }
 
 func TestStreamWriter_SkipsBuffersThatDoNotShrink(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	noise := randomBatch(t, mem, 20_000)
 	defer noise.Release()
 	for _, codec := range []Codec{CodecLZ4, CodecZSTD} {
@@ -522,8 +519,7 @@ func TestDecompress_RejectsMalformed(t *testing.T) {
 func setProcs(n int) int { return runtime.GOMAXPROCS(n) }
 
 func TestStreamWriter_Dictionaries(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt}, {Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(mem, schema)
@@ -621,8 +617,7 @@ func TestBufCache(t *testing.T) {
 // TestStreamWriter_MultiFrameZstd checks a buffer large enough to be
 // written as several zstd frames is read back by arrow-go's reader.
 func TestStreamWriter_MultiFrameZstd(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
@@ -122,8 +123,7 @@ func TestFlightReader_RecyclesBodies(t *testing.T) {
 		{"zstd, 1 KB frames", []ipc.Option{ipc.WithZstd()}, 1 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer alloc.AssertSize(t, 0)
+			alloc := testmem.Checked(t)
 			stream := &fakeStream{msgs: streamMessages(t, recs, tc.opts...), chunk: tc.chunk}
 			rdr, err := NewFlightReader(stream, alloc)
 			if err != nil {
@@ -167,8 +167,7 @@ func TestFlightReader_ReleasedEarly(t *testing.T) {
 	for _, r := range recs {
 		r.Release()
 	}
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	rdr, err := NewFlightReader(&fakeStream{msgs: msgs, chunk: 4096}, alloc)
 	if err != nil {
 		t.Fatal(err)
@@ -191,8 +190,7 @@ func TestFlightMessage_Fields(t *testing.T) {
 	}
 	// An unknown varint field and an unknown bytes field are skipped.
 	b = append(b, 0x20, 0x96, 0x01, 0x2a, 0x02, 'x', 'y')
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	m := FlightMessage{Mem: alloc}
 	if err := m.unmarshal(chunked(b, 100)); err != nil || m.Err != nil {
 		t.Fatal(err, m.Err)
@@ -218,8 +216,7 @@ func TestFlightMessage_Malformed(t *testing.T) {
 		{"bad descriptor", []byte{0x0a, 0x02, 0xff, 0xff}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer alloc.AssertSize(t, 0)
+			alloc := testmem.Checked(t)
 			m := FlightMessage{Mem: alloc}
 			// The receive succeeds (gRPC would answer a failed one with
 			// Internal); the message carries the error.
@@ -274,8 +271,7 @@ func TestFlightReader_TruncatedBody(t *testing.T) {
 	msgs := streamMessages(t, recs)
 	recs[0].Release()
 	msgs[1].DataBody = msgs[1].DataBody[:len(msgs[1].DataBody)-64]
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	rdr, err := NewFlightReader(&fakeStream{msgs: msgs, chunk: 512}, alloc)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -198,8 +199,7 @@ func TestGroupReader_RoundTrip(t *testing.T) {
 					r.Release()
 				}
 			}()
-			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer alloc.AssertSize(t, 0)
+			alloc := testmem.Checked(t)
 			stream := groupStream
 			if tc.whole {
 				stream = wholeStream
@@ -237,8 +237,7 @@ func TestGroupReader_SlicedInput(t *testing.T) {
 			r.Release()
 		}
 	}()
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	got, err := readGroups(t, groupStream(t, recs), flatSchema, 100_000, alloc)
 	defer func() {
 		for _, r := range got {
@@ -274,8 +273,7 @@ func TestGroupReader_WideRows(t *testing.T) {
 			r.Release()
 		}
 	}()
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	r, err := NewGroupReader(groupStream(t, recs), schema, 1000, alloc)
 	if err != nil {
 		t.Fatal(err)
@@ -513,8 +511,7 @@ func TestGroupReader_Malformed(t *testing.T) {
 		}, "malformed IPC message header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer alloc.AssertSize(t, 0)
+			alloc := testmem.Checked(t)
 			s := &fakeStream{msgs: tc.msgs(t), chunk: 700, codec: ServerCodec()}
 			got, err := readGroups(t, s, flatSchema, 10, alloc)
 			for _, r := range got {
@@ -535,8 +532,7 @@ func TestGroupReader_AppMetadataOnly(t *testing.T) {
 	defer rec.Release()
 	msgs := streamMessages(t, []arrow.RecordBatch{rec})
 	msgs = []*flight.FlightData{{AppMetadata: []byte("note")}, msgs[1], {AppMetadata: []byte("end")}}
-	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer alloc.AssertSize(t, 0)
+	alloc := testmem.Checked(t)
 	got, err := readGroups(t, &fakeStream{msgs: msgs, chunk: 333, codec: ServerCodec()}, flatSchema, 1000, alloc)
 	defer func() {
 		for _, r := range got {
@@ -564,8 +560,7 @@ func FuzzGroupMessage(f *testing.F) {
 	f.Add(good, uint16(100))
 	f.Add(good[:len(good)/2], uint16(7))
 	f.Fuzz(func(t *testing.T, b []byte, chunk uint16) {
-		alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer alloc.AssertSize(t, 0)
+		alloc := testmem.Checked(t)
 		r, err := NewGroupReader(&rawStream{msgs: [][]byte{b, b}, chunk: int(chunk) + 1}, flatSchema, 64, alloc)
 		if err != nil {
 			t.Fatal(err)

@@ -51,7 +51,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/quiverdata/quiver/engine"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // CatalogName is the DuckDB catalog the lake's tables appear in.
@@ -60,7 +60,7 @@ const CatalogName = "lake"
 // Options configure Attach.
 type Options struct {
 	// Lake is the open Iceberg catalog.
-	Lake *lakeice.Lake
+	Lake *lake.Lake
 	// CacheDir holds local copies of an s3:// lake's data files, and a
 	// zero-row Parquet file that stands for an empty table. The database
 	// must be allowed to read it.

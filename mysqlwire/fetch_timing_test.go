@@ -64,7 +64,7 @@ func benchFetch(b *testing.B, db *sql.DB, query string, rows int, dest []any, ch
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-// BenchmarkMySQL_FetchMixed fetches the 1M-row result of quiver bench
+// BenchmarkMySQL_FetchMixed fetches the 1M-row result of quiver-bench
 // load's fetch (BIGINT, INTEGER, DECIMAL and a short VARCHAR) through
 // go-sql-driver's text protocol, scanning raw bytes.
 func BenchmarkMySQL_FetchMixed(b *testing.B) {
@@ -87,7 +87,7 @@ func BenchmarkMySQL_FetchMixed(b *testing.B) {
 
 // BenchmarkMySQL_PointLookup is a point lookup by another id each time,
 // returning one row of an id and a name, through go-sql-driver: the
-// small query of quiver bench load, over MySQL.
+// small query of quiver-bench load, over MySQL.
 func BenchmarkMySQL_PointLookup(b *testing.B) {
 	ts := startServer(b, Options{})
 	db := ts.open(b, "")

@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // Client capability flags used by the fuzzer's login.
@@ -75,7 +74,7 @@ func FuzzServer_Packets(f *testing.F) {
 	ts := startServer(f, Options{HandshakeTimeout: 2 * time.Second})
 	normal := ts.open(f, "")
 	normal.SetMaxOpenConns(1)
-	panicsBefore := counterValue(handlerPanics)
+	panicsBefore := promtestutil.ToFloat64(handlerPanics)
 
 	stmtExecute := func(id uint32, tail ...byte) []byte {
 		p := []byte{0x17, byte(id), byte(id >> 8), byte(id >> 16), byte(id >> 24), 0, 1, 0, 0, 0}
@@ -158,17 +157,8 @@ func FuzzServer_Packets(f *testing.F) {
 		if d := time.Since(start); d > 4*time.Second {
 			t.Fatalf("the input took %v", d)
 		}
-		if p := counterValue(handlerPanics); p != panicsBefore {
+		if p := promtestutil.ToFloat64(handlerPanics); p != panicsBefore {
 			t.Fatalf("the handler panicked on the input (%v panics)", p-panicsBefore)
 		}
 	})
-}
-
-// counterValue reads a Prometheus counter.
-func counterValue(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		return -1
-	}
-	return m.GetCounter().GetValue()
 }

@@ -2,6 +2,7 @@ package mysqlwire
 
 import (
 	"context"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,15 +42,15 @@ func TestHandler_RecoversPanics(t *testing.T) {
 	ts := startServer(t, Options{Users: users})
 
 	t.Run("login", func(t *testing.T) {
-		handler, protocol := counterValue(handlerPanics), counterValue(protocolPanics)
+		handler, protocol := testutil.ToFloat64(handlerPanics), testutil.ToFloat64(protocolPanics)
 		err := ts.openAs(t, "boom", "pw", "", "").Ping()
 		if got := mysqlErrNum(err); got != 1105 || !strings.Contains(err.Error(), "injected panic") {
 			t.Errorf("login that panicked: got %v (number %d), want error 1105 with the panic", err, got)
 		}
-		if got := counterValue(handlerPanics); got != handler+1 {
+		if got := testutil.ToFloat64(handlerPanics); got != handler+1 {
 			t.Errorf("quiver_mysql_panics_total: got %v, want %v", got, handler+1)
 		}
-		if got := counterValue(protocolPanics); got != protocol {
+		if got := testutil.ToFloat64(protocolPanics); got != protocol {
 			t.Errorf("quiver_mysql_protocol_panics_total: got %v, want %v", got, protocol)
 		}
 		var n int
@@ -66,14 +67,14 @@ func TestHandler_RecoversPanics(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		handler := counterValue(handlerPanics)
+		handler := testutil.ToFloat64(handlerPanics)
 		users.lookups.Store(true)
 		_, err = conn.ExecContext(ctx, "SELECT 1")
 		users.lookups.Store(false)
 		if got := mysqlErrNum(err); got != 1105 || !strings.Contains(err.Error(), "injected panic") {
 			t.Errorf("query that panicked: got %v (number %d), want error 1105 with the panic", err, got)
 		}
-		if got := counterValue(handlerPanics); got != handler+1 {
+		if got := testutil.ToFloat64(handlerPanics); got != handler+1 {
 			t.Errorf("quiver_mysql_panics_total: got %v, want %v", got, handler+1)
 		}
 		var n int

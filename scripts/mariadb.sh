@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a throwaway MariaDB server on 127.0.0.1 for `quiver bench fetch
+# Start a throwaway MariaDB server on 127.0.0.1 for `quiver-bench fetch
 # --mariadb`, installing Debian's mariadb-server first if needed.
 #   scripts/mariadb.sh start DIR PORT   prints HOST:PORT:USER:PASSWORD
 #   scripts/mariadb.sh stop DIR

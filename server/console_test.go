@@ -15,7 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -53,7 +53,7 @@ func TestConsole_LakeInSchemaTree(t *testing.T) {
 	lakeTable(t, dir, 100, 100, 1_000)
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), HTTPAddr: "127.0.0.1:0",
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}},
 	})
 	var tree struct {
 		Catalogs []struct {

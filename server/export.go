@@ -18,7 +18,7 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/duckdbsql"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // Exports: COPY (query) TO '/path' (FORMAT parquet|csv|json, …) for
@@ -62,7 +62,7 @@ type exportRoot struct {
 	// remote, for an s3:// root, is where exports go: dir is then a
 	// private staging directory DuckDB writes each export to before it is
 	// uploaded, and a target is a URI under remote's.
-	remote *lakeice.Objects
+	remote *lake.Objects
 	staged atomic.Uint64 // names staged files
 }
 
@@ -337,7 +337,7 @@ func (s *Server) allowRemoteExports(ctx context.Context, allowed []string) ([]st
 		return nil, fmt.Errorf("--export-root %s: use a directory or s3://bucket/prefix", s.cfg.ExportRoot)
 	}
 	s3 := s.cfg.ExportS3
-	if s3 == (lakeice.S3Config{}) && s.cfg.Lake != nil {
+	if s3 == (lake.S3Config{}) && s.cfg.Lake != nil {
 		s3 = s.cfg.Lake.Iceberg.S3
 	}
 	if s.cfg.Lake != nil {
@@ -346,7 +346,7 @@ func (s *Server) allowRemoteExports(ctx context.Context, allowed []string) ([]st
 			return nil, fmt.Errorf("--export-root %s overlaps the lake's warehouse %s: an export could overwrite its files; give exports a prefix of their own", s.cfg.ExportRoot, wh)
 		}
 	}
-	objs, err := lakeice.OpenObjects(ctx, root, s3)
+	objs, err := lake.OpenObjects(ctx, root, s3)
 	if err != nil {
 		return nil, fmt.Errorf("--export-root %s: %w", s.cfg.ExportRoot, err)
 	}

@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/syncbuf"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -29,7 +29,7 @@ import (
 func TestExport_S3Root(t *testing.T) {
 	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"exports"}})
-	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
+	s3 := lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
 	env := &exportEnv{audit: &syncbuf.Buffer{}}
 	env.srv = testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
@@ -93,7 +93,7 @@ func TestExport_S3Root(t *testing.T) {
 		}
 	})
 	t.Run("root overlapping the lake", func(t *testing.T) {
-		lake := &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "s3://exports/lake",
+		lake := &server.LakeConfig{Iceberg: lake.Config{Warehouse: "s3://exports/lake",
 			CatalogURI: "sqlite:///" + filepath.Join(t.TempDir(), "catalog.db"), S3: s3}}
 		for _, root := range []string{"s3://exports/lake/out", "s3://exports", "s3://exports/lake"} {
 			cfg := server.Config{DB: ":memory:", FlightAddr: "127.0.0.1:0", ExportRoot: root, Lake: lake,
@@ -135,8 +135,7 @@ func readParquetObject(t *testing.T, fsys iceio.IO, uri string) (rows, sum int64
 		t.Fatalf("read %s: %v", uri, err)
 	}
 	defer pf.Close()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, mem)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +167,7 @@ func TestExport_S3UploadFails(t *testing.T) {
 	t.Setenv("TMPDIR", tmp) // the server's staging directory goes here
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), ExportRoot: "s3://gone/q",
-		ExportS3: lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
+		ExportS3: lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey},
 		Security: server.Security{Users: exportUsers},
 	})
 	sw.Stop()

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -21,7 +20,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -241,17 +240,11 @@ func TestExport_Piped(t *testing.T) {
 // registry.
 func counterValue(t *testing.T, name string) float64 {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := testutil.Metric(t, name, nil)
+	if !ok {
+		t.Fatalf("no counter %s", name)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
+	return v
 }
 
 // TestExport_Refused runs every export that must be refused, as the
@@ -447,7 +440,7 @@ func TestExport_FromLake(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "exports")
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), ExportRoot: root,
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + wh}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + wh}},
 	})
 	c := testutil.Dial(t, srv, client.Config{})
 	file := filepath.Join(root, "events.parquet")
@@ -461,7 +454,7 @@ func TestExport_FromLake(t *testing.T) {
 	_, err := server.Start(context.Background(), server.Config{
 		DB: ":memory:", FlightAddr: "127.0.0.1:0", ExportRoot: filepath.Join(wh, "exports"),
 		Logger: slog.New(slog.DiscardHandler), Announce: func(string, string) {},
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + wh}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + wh}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "overlaps the lake") {
 		t.Errorf("an export root in the lake's warehouse: %v; want it refused", err)

@@ -25,7 +25,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -235,8 +235,8 @@ func TestServer_IngestLake(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	warehouse := lakeice.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
-	lk, err := lakeice.Open(context.Background(), warehouse)
+	warehouse := lake.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
+	lk, err := lake.Open(context.Background(), warehouse)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,8 +276,8 @@ func TestServer_IngestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	warehouse := lakeice.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
-	lk, err := lakeice.Open(context.Background(), warehouse)
+	warehouse := lake.Config{Warehouse: "file://" + filepath.Join(dir, "lake")}
+	lk, err := lake.Open(context.Background(), warehouse)
 	if err != nil {
 		t.Fatal(err)
 	}

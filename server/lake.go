@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/flightsql"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lakesql"
 	"github.com/quiverdata/quiver/split"
 )
 
 // LakeConfig makes an Iceberg lake's tables queryable as lake.<ns>.<table>.
 type LakeConfig struct {
-	Iceberg lakeice.Config
+	Iceberg lake.Config
 	// CacheDir holds local copies of an s3:// lake's data files; empty
 	// means lake-cache next to the database (or a temporary directory for
 	// an in-memory database).
@@ -32,7 +32,7 @@ type LakeConfig struct {
 // openLake connects to the lake's catalog and returns the directories the
 // database must be allowed to read: the warehouse of a file:// lake and
 // the cache.
-func (s *Server) openLake(ctx context.Context) (*lakeice.Lake, []string, error) {
+func (s *Server) openLake(ctx context.Context) (*lake.Lake, []string, error) {
 	lc := *s.cfg.Lake
 	if lc.CacheDir == "" {
 		if s.cfg.DB == "" || s.cfg.DB == ":memory:" {
@@ -53,7 +53,7 @@ func (s *Server) openLake(ctx context.Context) (*lakeice.Lake, []string, error) 
 	lc.CacheDir = abs
 	s.cfg.Lake = &lc
 	start := time.Now()
-	lk, err := lakeice.Open(ctx, lc.Iceberg)
+	lk, err := lake.Open(ctx, lc.Iceberg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +71,7 @@ func (s *Server) openLake(ctx context.Context) (*lakeice.Lake, []string, error) 
 }
 
 // attachLake makes the lake's tables visible in the database.
-func (s *Server) attachLake(ctx context.Context, lk *lakeice.Lake) error {
+func (s *Server) attachLake(ctx context.Context, lk *lake.Lake) error {
 	lc := s.cfg.Lake
 	cat, err := lakesql.Attach(ctx, s.DB, lakesql.Options{
 		Lake: lk, CacheDir: lc.CacheDir, CacheBytes: lc.CacheBytes, PartBytes: lc.PartBytes, Logger: s.log,

@@ -8,7 +8,7 @@ import (
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -19,16 +19,16 @@ import (
 func TestLake_ServeS3(t *testing.T) {
 	testsvc.ClearAWSEnv(t)
 	sw := testsvc.StartSeaweed(t, testsvc.SeaweedConfig{Buckets: []string{"quiver-lake"}, TableBuckets: []string{"quiver-tables"}})
-	s3 := lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
+	s3 := lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}
 	cases := []struct {
 		name string
-		cfg  func(t *testing.T) lakeice.Config
+		cfg  func(t *testing.T) lake.Config
 	}{
-		{"sql catalog", func(t *testing.T) lakeice.Config {
-			return lakeice.Config{Warehouse: "s3://quiver-lake/lake", CatalogURI: "sqlite:///" + t.TempDir() + "/catalog.db", S3: s3}
+		{"sql catalog", func(t *testing.T) lake.Config {
+			return lake.Config{Warehouse: "s3://quiver-lake/lake", CatalogURI: "sqlite:///" + t.TempDir() + "/catalog.db", S3: s3}
 		}},
-		{"rest catalog", func(t *testing.T) lakeice.Config {
-			return lakeice.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey, S3: s3}
+		{"rest catalog", func(t *testing.T) lake.Config {
+			return lake.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey, S3: s3}
 		}},
 	}
 	for _, tc := range cases {

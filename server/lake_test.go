@@ -4,13 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +21,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/scrape"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -58,22 +57,22 @@ func lakeRows(t testing.TB, from, to, perDay int64) array.RecordReader {
 
 // lakeTable opens a file:// lake in dir and commits rows [0, n) to
 // quiver.events, partitioned by day, in commits of per rows.
-func lakeTable(t testing.TB, dir string, n, per, perDay int64) *lakeice.Table {
+func lakeTable(t testing.TB, dir string, n, per, perDay int64) *lake.Table {
 	t.Helper()
-	return lakeTableIn(t, lakeice.Config{Warehouse: "file://" + dir}, n, per, perDay)
+	return lakeTableIn(t, lake.Config{Warehouse: "file://" + dir}, n, per, perDay)
 }
 
 // lakeTableIn is lakeTable for any lake.
-func lakeTableIn(t testing.TB, cfg lakeice.Config, n, per, perDay int64) *lakeice.Table {
+func lakeTableIn(t testing.TB, cfg lake.Config, n, per, perDay int64) *lake.Table {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lakeice.Open(ctx, cfg)
+	lk, err := lake.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lk.Close() })
 	rdr := lakeRows(t, 0, 1, perDay)
-	tb, err := lk.Table(ctx, "quiver", "events", rdr.Schema(), []lakeice.PartitionField{{Column: "day", Transform: lakeice.Day}})
+	tb, err := lk.Table(ctx, "quiver", "events", rdr.Schema(), []lake.PartitionField{{Column: "day", Transform: lake.Day}})
 	rdr.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +80,7 @@ func lakeTableIn(t testing.TB, cfg lakeice.Config, n, per, perDay int64) *lakeic
 	for from := int64(0); from < n; from += per {
 		to := min(from+per, n)
 		rdr := lakeRows(t, from, to, perDay)
-		_, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: from, End: to, First: from == 0}}})
+		_, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lake.Range{0: {Start: from, End: to, First: from == 0}}})
 		rdr.Release()
 		if err != nil {
 			t.Fatal(err)
@@ -94,7 +93,7 @@ func startLakeServer(t *testing.T, dir string) *server.Server {
 	t.Helper()
 	return testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}},
 	})
 }
 
@@ -150,7 +149,7 @@ func TestLake_Serve(t *testing.T) {
 	old := tbl.CurrentSnapshot()
 	time.Sleep(20 * time.Millisecond)
 	rdr := lakeRows(t, 10_000, 10_500, 1_000)
-	if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: 10_000, End: 10_500}}}); err != nil {
+	if _, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lake.Range{0: {Start: 10_000, End: 10_500}}}); err != nil {
 		t.Fatal(err)
 	}
 	rdr.Release()
@@ -166,7 +165,7 @@ func TestLake_Serve(t *testing.T) {
 	}
 
 	// A table created after the server started is there at once.
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + dir})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +175,7 @@ func TestLake_Serve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "late", Ranges: map[int32]lakeice.Range{0: {Start: 0, End: 42, First: true}}}); err != nil {
+	if _, err := other.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "late", Ranges: map[int32]lake.Range{0: {Start: 0, End: 42, First: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	rdr.Release()
@@ -255,23 +254,15 @@ func TestLake_Serve(t *testing.T) {
 // metric reads one counter from the server's /metrics.
 func metric(t *testing.T, srv *server.Server, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr + "/metrics")
+	f, err := scrape.Page(context.Background(), "http://"+srv.HTTPAddr+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
+	v, ok := f.Value(name, nil)
+	if !ok {
+		t.Fatalf("no metric %s", name)
 	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	return v
 }
 
 // TestLake_Pruning checks that a predicate on the partition column reads
@@ -283,7 +274,7 @@ func TestLake_Pruning(t *testing.T) {
 	lakeTable(t, dir, 100_000, 10_000, 1_000)
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), HTTPAddr: "127.0.0.1:0",
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}},
 	})
 	c := testutil.Dial(t, srv, client.Config{})
 	cases := []struct {
@@ -367,10 +358,9 @@ func TestLake_Endpoints(t *testing.T) {
 	tb := lakeTable(t, dir, 50_000, 5_000, 1_000)
 	srv := testutil.StartServer(t, server.Config{
 		DB:   filepath.Join(t.TempDir(), "q.duckdb"),
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}, PartBytes: 32 << 10},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}, PartBytes: 32 << 10},
 	})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	c := testutil.Dial(t, srv, client.Config{Allocator: mem})
 	ctx := context.Background()
 	cases := []struct {
@@ -444,7 +434,7 @@ func TestLake_Endpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdr := lakeRows(t, 50_000, 60_000, 1_000)
-	if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: 50_000, End: 60_000}}}); err != nil {
+	if _, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lake.Range{0: {Start: 50_000, End: 60_000}}}); err != nil {
 		t.Fatal(err)
 	}
 	rdr.Release()
@@ -483,7 +473,7 @@ func TestLake_LocalSplitStaysHere(t *testing.T) {
 	lakeTable(t, dir, 100, 100, 1_000)
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), Peers: []string{"127.0.0.1:1"},
-		Lake: &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Lake: &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}},
 	})
 	c := testutil.Dial(t, srv, client.Config{})
 	ctx := context.Background()
@@ -605,7 +595,7 @@ func TestLake_FilesAreTheCatalogs(t *testing.T) {
 	}
 	srv := testutil.StartServer(t, server.Config{
 		DB: filepath.Join(t.TempDir(), "q.duckdb"), MySQLAddr: "127.0.0.1:0",
-		Lake:     &server.LakeConfig{Iceberg: lakeice.Config{Warehouse: "file://" + dir}},
+		Lake:     &server.LakeConfig{Iceberg: lake.Config{Warehouse: "file://" + dir}},
 		Security: server.Security{Users: roleUsers},
 	})
 	ctx := context.Background()
@@ -665,7 +655,7 @@ func TestLake_FreshSnapshots(t *testing.T) {
 			t.Fatalf("round %d: count: got %d, want %d", round, got, next)
 		}
 		if round%2 == 1 {
-			res, err := tb.Compact(ctx, lakeice.CompactOptions{})
+			res, err := tb.Compact(ctx, lake.CompactOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -674,7 +664,7 @@ func TestLake_FreshSnapshots(t *testing.T) {
 			}
 		}
 		rdr := lakeRows(t, next, next+100, 1_000)
-		if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: next, End: next + 100}}}); err != nil {
+		if _, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lake.Range{0: {Start: next, End: next + 100}}}); err != nil {
 			t.Fatal(err)
 		}
 		rdr.Release()
@@ -791,14 +781,14 @@ func TestLake_SnapshotSeenAtOnce(t *testing.T) {
 	check("before any commit", next)
 	for round := range 4 {
 		rdr := lakeRows(t, next, next+100, 1_000)
-		if _, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lakeice.Range{0: {Start: next, End: next + 100}}}); err != nil {
+		if _, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "t", Ranges: map[int32]lake.Range{0: {Start: next, End: next + 100}}}); err != nil {
 			t.Fatal(err)
 		}
 		rdr.Release()
 		next += 100
 		check(fmt.Sprintf("round %d, after a commit", round), next)
 		if round%2 == 1 {
-			res, err := tb.Compact(ctx, lakeice.CompactOptions{})
+			res, err := tb.Compact(ctx, lake.CompactOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

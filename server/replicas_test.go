@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/quiverdata/quiver/bench"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/serveproc"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testsvc"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // freeAddrs returns n free loopback addresses; replicas must know each
@@ -60,14 +60,14 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", sw.SecretKey)
 	t.Setenv("AWS_REGION", sw.Region)
 	const rows = 600_000
-	cfg := lakeice.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey,
-		S3: lakeice.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
+	cfg := lake.Config{Warehouse: "s3://quiver-tables", CatalogURI: sw.CatalogURL, RESTCredential: sw.AccessKey + ":" + sw.SecretKey,
+		S3: lake.S3Config{Endpoint: sw.S3URL, Region: sw.Region, PathStyle: true, AccessKeyID: sw.AccessKey, SecretAccessKey: sw.SecretKey}}
 	lakeTableIn(t, cfg, rows, 50_000, 10_000)
 
 	ctx := context.Background()
 	flights, mysqls := freeAddrs(t, 3), freeAddrs(t, 3)
 	key := "5f1c7a0e9b3d4c2a8e6f1b0d7c9a3e5f2b4d6c8a0e1f3b5d7c9e2a4b6d8f0a1c"
-	var procs []*bench.ServerProc
+	var procs []*serveproc.Proc
 	for i := range 3 {
 		var peers []string
 		for j, a := range flights {
@@ -75,7 +75,7 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 				peers = append(peers, a)
 			}
 		}
-		p, err := bench.StartServer(ctx, bin, filepath.Join(t.TempDir(), "q.duckdb"), true,
+		p, err := serveproc.Start(ctx, bin, filepath.Join(t.TempDir(), "q.duckdb"), true,
 			"--flight", flights[i], "--mysql", mysqls[i], "--advertise", flights[i], "--peers", strings.Join(peers, ","),
 			"--lake", "s3://quiver-tables", "--catalog", sw.CatalogURL, "--catalog-credential", sw.AccessKey+":"+sw.SecretKey,
 			"--s3-endpoint", sw.S3URL, "--s3-path-style", "--lake-part-mb", "0.25",
@@ -87,8 +87,7 @@ func TestReplicas_S3KillMidFetch(t *testing.T) {
 		procs = append(procs, p)
 	}
 
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	c, err := client.Dial(ctx, client.Config{Addr: flights[0], User: "etl", Password: "s3cret", Allocator: mem, FetchParallel: 1})
 	if err != nil {
 		t.Fatal(err)

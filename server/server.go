@@ -26,7 +26,7 @@ import (
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/internal/version"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/lakesql"
 )
 
@@ -73,7 +73,7 @@ type Config struct {
 	ExportRoot string
 	// ExportS3 reaches an s3:// export root; when it is zero and the lake
 	// is on S3, the lake's settings are used.
-	ExportS3 lakeice.S3Config
+	ExportS3 lake.S3Config
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// without login, for scrapers on a private interface; the HTTP port's
 	// /metrics needs a login whenever the server has users.
@@ -150,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.sec = sec
 
-	var lk *lakeice.Lake
+	var lk *lake.Lake
 	var allowed []string
 	if cfg.Lake != nil {
 		if lk, allowed, err = s.openLake(ctx); err != nil {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/ingest/segment"
 )
 
 // produce writes the messages to the benchmark topic.
@@ -201,7 +201,7 @@ func (e *Bench) insert(ctx context.Context) (Result, error) {
 			}
 			defer conn.Release()
 			for rec := range work {
-				if err := insertRecord(ctx, conn, "t", rec); err != nil {
+				if err := ingest.InsertRecord(ctx, conn, "t", rec); err != nil {
 					errs <- err
 					for range work {
 					}
@@ -220,23 +220,6 @@ func (e *Bench) insert(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Name: Insert, Rows: int64(len(e.values)), Bytes: e.bytes, Duration: time.Since(t), start: t}, nil
-}
-
-// insertRecord inserts rec into table by column name, as the pipeline
-// inserts a batch.
-func insertRecord(ctx context.Context, conn *engine.Conn, table string, rec arrow.RecordBatch) error {
-	sc := rec.Schema()
-	cols := make([]string, sc.NumFields())
-	for i, f := range sc.Fields() {
-		cols[i] = f.Name
-	}
-	rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
-	if err != nil {
-		return err
-	}
-	defer rdr.Release()
-	_, err = conn.InsertArrow(ctx, engine.QuoteIdent(table), cols, rdr)
-	return err
 }
 
 // parquet streams the decoded batches into one Parquet file with a single
@@ -270,7 +253,7 @@ func (e *Bench) parquet(ctx context.Context) (Result, error) {
 	t := time.Now()
 	n, err := conn.ExecArrow(ctx, rdr, func(view string) string {
 		return "COPY (SELECT * FROM " + view + ") TO " + engine.QuoteString(path) +
-			" (FORMAT parquet, PARQUET_VERSION " + lake.DefaultParquetVersion + ", COMPRESSION zstd, COMPRESSION_LEVEL 1, PRESERVE_ORDER false)"
+			" (FORMAT parquet, PARQUET_VERSION " + segment.DefaultParquetVersion + ", COMPRESSION zstd, COMPRESSION_LEVEL 1, PRESERVE_ORDER false)"
 	})
 	if err != nil {
 		return Result{}, err

@@ -1,5 +1,5 @@
 // Package stages measures the ingest pipeline one stage at a time, for
-// `quiver bench kafka`: Kafka to memory, Protobuf to Arrow, Arrow into
+// `quiver-bench kafka`: Kafka to memory, Protobuf to Arrow, Arrow into
 // DuckDB, DuckDB's native INSERT … SELECT of the same rows as the
 // baseline, and the whole pipeline, over a topic of generated messages
 // (bench.proto). It drives package ingest from outside, through what
@@ -125,7 +125,7 @@ func (r Results) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%-9s %12s %10s %10s %14s %10s\n", "stage", "rows", "MB", "seconds", "rows/s", "MB/s")
 	for _, s := range r.Stages {
 		fmt.Fprintf(&b, "%-9s %12d %10.1f %10.3f %14s %10.1f\n", s.Name, s.Rows, float64(s.Bytes)/1e6,
-			s.Duration.Seconds(), underscored(s.RowsPerSecond()), s.MBPerSecond())
+			s.Duration.Seconds(), ingest.FormatUnderscored(s.RowsPerSecond()), s.MBPerSecond())
 	}
 	if r.Pipeline != nil {
 		b.WriteString("\n")
@@ -323,26 +323,6 @@ func newBench(ctx context.Context, cfg Config) (*Bench, error) {
 		e.brokers = c.ListenAddrs()
 	}
 	return e, e.produce(ctx)
-}
-
-// underscored formats v with two decimals and _ between thousands, as in
-// 123_686_901.00, as ingest.Report's text does.
-func underscored(v float64) string {
-	s := fmt.Sprintf("%.2f", v)
-	intPart, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(intPart, "-")
-	intPart = strings.TrimPrefix(intPart, "-")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte('_')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String() + "." + frac
-	}
-	return b.String() + "." + frac
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,119 +1,22 @@
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
-	"runtime"
-	"sort"
-	"strings"
-	"time"
-
-	"github.com/quiverdata/quiver/bench"
-)
+import "context"
 
 func init() {
-	register("bench", "run a benchmark suite and print its tables with this machine's numbers", func() command { return &benchCmd{} })
+	register("bench", "moved: the benchmarks are quiver-bench SUITE, a binary of their own", func() command { return benchMoved{} })
 }
 
-// benchSuite is one `quiver bench <suite>`: it adds its flags to fs and
-// returns the function that runs it.
-type benchSuite struct {
-	summary string
-	setup   func(fs *flag.FlagSet) func(ctx context.Context, reps int) (*bench.Report, error)
+// benchMoved answers `quiver bench` from scripts written before the
+// benchmarks left the product binary: a usage error that says where they
+// went, so that the script stops at once with a reason.
+type benchMoved struct{}
+
+func (benchMoved) Run(context.Context, []string) error {
+	return usagef("the benchmarks moved to their own binary: run quiver-bench SUITE with the same suites and flags (make build puts it in bin/ beside quiver)")
 }
 
-// benchSuites are the suites, registered by each bench_<suite>.go file.
-var benchSuites = map[string]benchSuite{}
-
-func registerSuite(name string, s benchSuite) { benchSuites[name] = s }
-
-type benchCmd struct{}
-
-func (benchCmd) Run(ctx context.Context, args []string) error {
-	b, err := parseBench(args)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	rep, err := b.run(ctx, b.reps)
-	if err != nil {
-		return fmt.Errorf("bench %s: %w", b.name, err)
-	}
-	rep.When = start.UTC()
-	rep.Machine = machine()
-	rep.Print(os.Stdout)
-	fmt.Fprintf(os.Stdout, "\n(took %s)\n", time.Since(start).Round(time.Second))
-	if b.json != "" {
-		if err := rep.WriteJSON(b.json); err != nil {
-			return err
-		}
-	}
-	if b.plot != "" {
-		if err := bench.Plot(rep, b.plot); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// benchRun is a parsed quiver bench command, ready to run.
-type benchRun struct {
-	name       string
-	run        func(ctx context.Context, reps int) (*bench.Report, error)
-	reps       int
-	json, plot string
-}
-
-// parseBench parses quiver bench's arguments: a suite and its flags.
-// reference names the suites for the CLI reference, which leaves their
-// flags to quiver bench SUITE -h: they are tools of the benchmarks, not
-// of the product.
-func (benchCmd) reference() []referencePage {
-	return []referencePage{{title: "bench", text: "Suites: " + strings.Join(suiteNames(), ", ") + ". Their flags: `quiver bench SUITE -h`."}}
-}
-
-func parseBench(args []string) (*benchRun, error) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return nil, usagef("name a suite: %s", strings.Join(suiteNames(), ", "))
-	}
-	name := args[0]
-	suite, ok := benchSuites[name]
-	if !ok {
-		return nil, usagef("unknown suite %q (have: %s)", name, strings.Join(suiteNames(), ", "))
-	}
-	fs := newFlagSet("bench " + name)
-	b := &benchRun{name: name}
-	fs.IntVar(&b.reps, "reps", 5, "alternated runs per figure (the median is reported)")
-	fs.StringVar(&b.json, "json", "", "also write the results as JSON to this file")
-	fs.StringVar(&b.plot, "plot", "", "also draw the comparison to this .svg or .png file")
-	b.run = suite.setup(fs)
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) > 0 {
-		return nil, usagef("unexpected argument %q", pos[0])
-	}
-	if b.reps < 1 {
-		return nil, usagef("--reps must be at least 1")
-	}
-	if b.plot != "" && !strings.HasSuffix(b.plot, ".svg") && !strings.HasSuffix(b.plot, ".png") {
-		return nil, usagef("--plot must name a .svg or .png file")
-	}
-	return b, nil
-}
-
-func suiteNames() []string {
-	var names []string
-	for n := range benchSuites {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func machine() string {
-	return fmt.Sprintf("%s/%s, %d cores, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+// reference is the command-line reference's page: where the benchmarks
+// went.
+func (benchMoved) reference() []referencePage {
+	return []referencePage{{title: "bench", text: "The benchmarks are a binary of their own: `quiver-bench SUITE`, with the same suites and flags (`quiver-bench -h` lists them). `make build` puts it in `bin/` beside `quiver`."}}
 }

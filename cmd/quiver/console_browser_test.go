@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -31,6 +32,8 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
+	"github.com/quiverdata/quiver/internal/consolepage"
+	"github.com/quiverdata/quiver/internal/consolepage/consoletest"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -41,23 +44,6 @@ import (
 // QUIVER_REQUIRE_BROWSER=1 (CI), where they fail. With QUIVER_SCREENSHOTS
 // set, the screenshots the README shows are written there as
 // console-query.png and console-ingest.png.
-
-// requireBrowser returns Chromium's path, or skips the test without one.
-func requireBrowser(t *testing.T) string {
-	t.Helper()
-	required := os.Getenv("QUIVER_REQUIRE_BROWSER") == "1"
-	if testing.Short() && !required {
-		t.Skip("drives a browser")
-	}
-	p, err := chromiumPath()
-	if err != nil {
-		if required {
-			t.Fatalf("QUIVER_REQUIRE_BROWSER=1: %v", err)
-		}
-		t.Skipf("skipping the browser test: %v (QUIVER_REQUIRE_BROWSER=1 makes this a failure)", err)
-	}
-	return p
-}
 
 // browserTab is a tab of a headless Chromium the test started, on a
 // console at base.
@@ -71,7 +57,7 @@ type browserTab struct {
 // when the test ends.
 func openBrowser(t *testing.T, base string) *browserTab {
 	t.Helper()
-	path := requireBrowser(t)
+	path := consoletest.Chromium(t)
 	var mu sync.Mutex
 	done := false
 	logf := func(format string, args ...any) {
@@ -81,7 +67,7 @@ func openBrowser(t *testing.T, base string) *browserTab {
 			t.Logf("chromium: "+format, args...)
 		}
 	}
-	ctx, stop := newBrowser(context.Background(), path, logf)
+	ctx, stop := consolepage.NewBrowser(context.Background(), path, logf)
 	t.Cleanup(func() {
 		stop()
 		mu.Lock()
@@ -152,12 +138,12 @@ func (b *browserTab) fill(id, text string) {
 }
 
 // run types sql into the editor, clicks #run and waits for the run to end.
-func (b *browserTab) run(sql string) consoleResult {
+func (b *browserTab) run(sql string) consolepage.Result {
 	b.t.Helper()
 	b.fill("sql", sql)
 	ctx, cancel := context.WithTimeout(b.ctx, 2*step)
 	defer cancel()
-	res, err := consoleRun(ctx)
+	res, err := consolepage.Run(ctx)
 	if err != nil {
 		b.t.Fatalf("run %s: %v; the page shows %s", sql, err, b.describe())
 	}
@@ -314,7 +300,7 @@ var browserUsers = []server.UserSpec{
 // running aggregate and a running stream, a read-only user's write
 // refused, and the schema tree (screenshot console-query.png).
 func TestConsoleBrowser(t *testing.T) {
-	requireBrowser(t)
+	consoletest.Chromium(t)
 	// A database file named quiver, so that the catalog is too (an
 	// in-memory database's is "memory").
 	srv := testutil.StartServer(t, server.Config{DB: filepath.Join(t.TempDir(), "quiver.duckdb"), HTTPAddr: "127.0.0.1:0",
@@ -439,11 +425,11 @@ func TestConsoleBrowser(t *testing.T) {
 			`SELECT i, i * 2 AS twice FROM range(1000000000000) t(i)`,
 		} {
 			b.fill("sql", sql)
-			b.do("start the run", chromedp.Evaluate[chromedp.Void](consoleWatchJS), chromedp.Click(chromedp.ID("run")))
+			b.do("start the run", chromedp.Evaluate[chromedp.Void](consolepage.WatchJS), chromedp.Click(chromedp.ID("run")))
 			b.waitFor("the run to start", `document.getElementById('result-status').dataset.state === 'running' && !document.getElementById('cancel').disabled`, 10*time.Second)
 			admin.waitQuery(sql, true, 30*time.Second)
 			b.do("click cancel", chromedp.Click(chromedp.ID("cancel")))
-			res := eval[consoleResult](b, `window.__quiverRun`)
+			res := eval[consolepage.Result](b, `window.__quiverRun`)
 			if res.State != "canceled" {
 				t.Errorf("%s: run ended %q (%s), want canceled", sql, res.State, res.Error)
 			}
@@ -523,8 +509,8 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 		// The README's screenshot shows a history of two statements.
 		b.do("clear the history", chromedp.Evaluate[chromedp.Void](`(() => { const c = document.getElementById('history-clear'); if (c) c.click(); })()`))
-		b.do("run the table's query", chromedp.Evaluate[chromedp.Void](consoleWatchJS), chromedp.Click(chromedp.ID("run")))
-		if res := eval[consoleResult](b, `window.__quiverRun`); res.State != "done" || res.Rows != 1000 {
+		b.do("run the table's query", chromedp.Evaluate[chromedp.Void](consolepage.WatchJS), chromedp.Click(chromedp.ID("run")))
+		if res := eval[consolepage.Result](b, `window.__quiverRun`); res.State != "done" || res.Rows != 1000 {
 			t.Fatalf("SELECT * FROM quiver.main.orders LIMIT 1000 ended %q with %d rows (%s)", res.State, res.Rows, res.Error)
 		}
 		res := b.run(`SELECT country, orders, revenue, round(revenue / orders, 2) AS avg_order
@@ -600,7 +586,7 @@ const (
 // bounded: the page fetches the windows it shows instead of holding the
 // result.
 func TestConsoleBrowser_ScrollTenMillionRows(t *testing.T) {
-	requireBrowser(t)
+	consoletest.Chromium(t)
 	const rows = 10_000_000
 	srv := testutil.StartServer(t, server.Config{HTTPAddr: "127.0.0.1:0"})
 	base := "http://" + srv.HTTPAddr
@@ -628,7 +614,7 @@ func TestConsoleBrowser_ScrollTenMillionRows(t *testing.T) {
 	}
 	sql := fmt.Sprintf(`SELECT %s FROM range(%d) t(i)`, strings.Join(cols, ", "), rows)
 	b.fill("sql", sql)
-	b.do("start the run", chromedp.Evaluate[chromedp.Void](consoleWatchJS), chromedp.Click(chromedp.ID("run")))
+	b.do("start the run", chromedp.Evaluate[chromedp.Void](consolepage.WatchJS), chromedp.Click(chromedp.ID("run")))
 	// Sample the heap while the result streams; the round trips also
 	// show how long the page's main thread takes to answer.
 	var slowest time.Duration
@@ -646,7 +632,7 @@ func TestConsoleBrowser_ScrollTenMillionRows(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	res := eval[consoleResult](b, `window.__quiverRun`)
+	res := eval[consolepage.Result](b, `window.__quiverRun`)
 	if res.State != "done" || res.Rows != rows {
 		t.Fatalf("run ended %q with %d rows (%s), want done with %d", res.State, res.Rows, res.Error, rows)
 	}
@@ -748,7 +734,7 @@ func TestConsoleBrowser_ScrollTenMillionRows(t *testing.T) {
 // page watches, and checks the ingest view shows the topic, the
 // partitions' lag and the counts (screenshot console-ingest.png).
 func TestConsoleBrowser_IngestView(t *testing.T) {
-	requireBrowser(t)
+	consoletest.Chromium(t)
 	const partitions = 3
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "events"))
 	if err != nil {
@@ -778,7 +764,7 @@ message Event {
 	produced := make(chan error, 1)
 	go func() { produced <- produceEvents(ctx, cluster.ListenAddrs(), md) }()
 
-	httpAddr, err := freeLoopbackAddr()
+	httpAddr, err := consolepage.FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -806,7 +792,7 @@ message Event {
 		}
 	}()
 	base := "http://" + httpAddr
-	if err := waitHTTP(ctx, base+"/healthz", time.Minute); err != nil {
+	if err := consolepage.WaitHTTP(ctx, base+"/healthz", time.Minute); err != nil {
 		select {
 		case err := <-ingested:
 			t.Fatalf("quiver ingest ended: %v", err)
@@ -886,7 +872,7 @@ func produceEvents(ctx context.Context, brokers []string, md protoreflect.Messag
 // TestConsoleBrowser_ServePipelines opens the console of quiver serve
 // --ingest: its live view lists the pipeline with the messages it took.
 func TestConsoleBrowser_ServePipelines(t *testing.T) {
-	requireBrowser(t)
+	consoletest.Chromium(t)
 	httpAddr, err := freeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
@@ -904,4 +890,16 @@ func TestConsoleBrowser_ServePipelines(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('#pipelines-table tbody tr').dataset.pipeline`); !strings.HasSuffix(got, "ingest.toml:1") {
 		t.Errorf("pipeline name: got %q, want FILE:1", got)
 	}
+}
+
+// freeLoopbackAddr returns a loopback address with a port that was free a
+// moment ago.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr, nil
 }

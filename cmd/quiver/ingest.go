@@ -23,9 +23,9 @@ import (
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
+	"github.com/quiverdata/quiver/ingest/segment"
 	"github.com/quiverdata/quiver/internal/version"
 	"github.com/quiverdata/quiver/lake"
-	"github.com/quiverdata/quiver/lake/iceberg"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -191,7 +191,7 @@ func newIngestOptions(fs *flag.FlagSet) *ingestOptions {
 	o.lakeBacklog = fs.Int("lake-max-backlog", 4, "with --lake, pause consumption while more rotated files than this wait for the lake")
 	o.commitEvery = fs.Duration("commit-interval", ingest.DefaultCommitInterval, "with --lake, commit what the pipeline has to the lake this often: the live segment rotates at least this often (0: only at --rotate-mb or --rotate-age)")
 	o.compactEvery = fs.Duration("compact-interval", ingest.DefaultCompactInterval, "with --lake, compact the lake tables this often in the background: rewrite small files into --target-file-mb ones, expire snapshots past --snapshot-retention, delete orphan files (0: no compactor; only the process consuming partition 0 compacts)")
-	o.targetFileMB = fs.Int64("target-file-mb", iceberg.DefaultCompactTargetBytes>>20, "with --lake, the size in MiB the compactor writes, and below which it counts a file as small")
+	o.targetFileMB = fs.Int64("target-file-mb", lake.DefaultCompactTargetBytes>>20, "with --lake, the size in MiB the compactor writes, and below which it counts a file as small")
 	o.snapKeep = fs.Duration("snapshot-retention", time.Hour, "with --lake, the compactor expires snapshots older than this (a query planned on a snapshot may read it this long)")
 	o.orphanAge = fs.Duration("orphan-age", time.Hour, "with --lake, the compactor deletes unreferenced data files last written longer ago than this (keep it above the longest commit)")
 	o.retention = fs.Duration("retention", 0, "inside quiver serve with a lake: delete from the served tables the rows the lake holds once their Kafka timestamp is this old (0: keep them)")
@@ -207,10 +207,10 @@ func newIngestOptions(fs *flag.FlagSet) *ingestOptions {
 	o.normalize = fs.String("normalize", "", "normalizer spec: comma-separated field paths for a flat second table, e.g. 'id, items[].sku AS sku'")
 	o.normTable = fs.String("norm-table", "", "table for normalized rows (default: TABLE_norm)")
 	o.deadTable = fs.String("dead-letter-table", "", "table for messages that fail to decode (default: TABLE_dead_letters)")
-	o.partitionBy = fs.String("partition-by", lake.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
-	o.normPartBy = fs.String("norm-partition-by", lake.DefaultPartition, "hive partitioning of the exported normalized table")
-	o.rowGroup = fs.Int("row-group-size", 0, fmt.Sprintf("rows per Parquet row group (0: %d in --export-dir, DuckDB's 122880 in --lake)", lake.DefaultRowGroupSize))
-	o.parquetVer = fs.String("parquet-version", lake.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
+	o.partitionBy = fs.String("partition-by", segment.DefaultPartition, "partitioning of the exported table: hive keys name=SQL expression or column, comma-separated; with --lake also Iceberg transforms, e.g. 'day(_timestamp), region'; 'none' for none")
+	o.normPartBy = fs.String("norm-partition-by", segment.DefaultPartition, "hive partitioning of the exported normalized table")
+	o.rowGroup = fs.Int("row-group-size", 0, fmt.Sprintf("rows per Parquet row group (0: %d in --export-dir, DuckDB's 122880 in --lake)", segment.DefaultRowGroupSize))
+	o.parquetVer = fs.String("parquet-version", segment.DefaultParquetVersion, "Parquet version of the exported and lake files: V2 (delta-encoded integers and strings; smaller files, faster scans) or V1 (PLAIN integers, for readers without V2's encodings)")
 	o.ceilingMB = fs.Int64("disk-ceiling-mb", 0, "pause consumption while the database, rotated files and exports take this many MB (0: no ceiling)")
 	o.minFreeMB = fs.Int64("min-free-mb", 1024, "pause consumption while the disk has less free space in MB (0: no floor)")
 	o.reportEvery = fs.Duration("report-interval", 10*time.Second, "log a progress report this often")
@@ -281,7 +281,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 			}
 		}
 	}
-	if _, err := lake.ParseParquetVersion(*o.parquetVer); err != nil {
+	if _, err := segment.ParseParquetVersion(*o.parquetVer); err != nil {
 		return cfg, nil, usagef("--parquet-version: %v", err)
 	}
 	if *o.normalize == "" && (set["norm-table"] || set["norm-partition-by"]) {
@@ -318,8 +318,8 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 	if !o.served && (*o.exportDir != "" || withLake) && *o.rotateMB == 0 && *o.rotateAge == 0 {
 		return cfg, nil, usagef("--export-dir and --lake need --rotate-mb or --rotate-age to be non-zero")
 	}
-	var partKeys []lake.PartitionKey
-	var lakeParts []iceberg.PartitionField
+	var partKeys []segment.PartitionKey
+	var lakeParts []lake.PartitionField
 	if withLake {
 		if set["partition-by"] {
 			if lakeParts, err = icebergPartitionFlag(*o.partitionBy); err != nil {
@@ -368,7 +368,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 		Threads: *o.threads, MemoryLimit: *o.memLimit, Logger: log,
 	}
 	if !o.served && (*o.exportDir != "" || withLake) {
-		cfg.Rotate = lake.Policy{MaxBytes: *o.rotateMB << 20, MaxAge: *o.rotateAge}
+		cfg.Rotate = segment.Policy{MaxBytes: *o.rotateMB << 20, MaxAge: *o.rotateAge}
 	}
 	if withLake {
 		lcfg, err := o.lf.config()
@@ -376,7 +376,7 @@ func (o *ingestOptions) pipeline(ctx context.Context, log *slog.Logger) (cfg ing
 			return cfg, nil, err
 		}
 		octx, cancel := context.WithTimeout(ctx, o.lf.connectTimeout+5*time.Second)
-		lk, err := iceberg.Open(octx, lcfg)
+		lk, err := lake.Open(octx, lcfg)
 		cancel()
 		if err != nil {
 			return cfg, nil, fmt.Errorf("open the lake: %w", err)
@@ -428,40 +428,40 @@ var hiveStrftime = regexp.MustCompile(`^strftime\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"
 // ("day(_timestamp), region"), or the hive keys of the Parquet export
 // mapped onto them: a column is identity, strftime(col, '%Y-%m-%d') is
 // day(col), and a format with %H is hour(col).
-func icebergPartitionFlag(v string) ([]iceberg.PartitionField, error) {
+func icebergPartitionFlag(v string) ([]lake.PartitionField, error) {
 	if !strings.Contains(v, "=") {
-		f, err := iceberg.ParsePartitionSpec(v)
+		f, err := lake.ParsePartitionSpec(v)
 		if err != nil {
 			return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "iceberg: "))
 		}
 		if f == nil {
-			f = []iceberg.PartitionField{}
+			f = []lake.PartitionField{}
 		}
 		return f, nil
 	}
-	keys, err := lake.ParsePartitionSpec(v)
+	keys, err := segment.ParsePartitionSpec(v)
 	if err != nil {
 		return nil, usagef("--partition-by: %s", strings.TrimPrefix(err.Error(), "parse partition spec "))
 	}
-	out := []iceberg.PartitionField{}
+	out := []lake.PartitionField{}
 	for _, k := range keys {
 		if k.Expr == "" || hiveColumn.MatchString(k.Expr) {
 			col := strings.Trim(k.Expr, `"`)
 			if col == "" {
 				col = k.Name
 			}
-			out = append(out, iceberg.PartitionField{Column: col, Transform: iceberg.Identity, Name: k.Name})
+			out = append(out, lake.PartitionField{Column: col, Transform: lake.Identity, Name: k.Name})
 			continue
 		}
 		m := hiveStrftime.FindStringSubmatch(k.Expr)
 		if m == nil {
 			return nil, usagef("--partition-by: %s=%s has no Iceberg transform: use a column, strftime(col, '%%Y-%%m-%%d') or an hour format, or day(col)/hour(col)", k.Name, k.Expr)
 		}
-		tr := iceberg.Day
+		tr := lake.Day
 		if strings.Contains(m[2], "%H") {
-			tr = iceberg.Hour
+			tr = lake.Hour
 		}
-		out = append(out, iceberg.PartitionField{Column: m[1], Transform: tr, Name: k.Name})
+		out = append(out, lake.PartitionField{Column: m[1], Transform: tr, Name: k.Name})
 	}
 	return out, nil
 }
@@ -471,13 +471,13 @@ var hiveColumn = regexp.MustCompile(`^"?[A-Za-z_][A-Za-z0-9_]*"?$`)
 
 // partitionFlag parses a --partition-by value; "none" gives an empty,
 // non-nil list (no partitioning) rather than the default.
-func partitionFlag(name, v string) ([]lake.PartitionKey, error) {
-	keys, err := lake.ParsePartitionSpec(v)
+func partitionFlag(name, v string) ([]segment.PartitionKey, error) {
+	keys, err := segment.ParsePartitionSpec(v)
 	if err != nil {
 		return nil, usagef("--%s: %s", name, strings.TrimPrefix(err.Error(), "parse partition spec "))
 	}
 	if keys == nil {
-		keys = []lake.PartitionKey{}
+		keys = []segment.PartitionKey{}
 	}
 	return keys, nil
 }

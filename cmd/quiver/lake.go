@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 func init() {
@@ -50,7 +50,7 @@ func (lakeCmd) reference() []referencePage {
 }
 
 // openLakeTable parses the common flags and loads the table.
-func openLakeTable(ctx context.Context, name string, args []string, extra func(fs *flag.FlagSet)) (*iceberg.Lake, *iceberg.Table, error) {
+func openLakeTable(ctx context.Context, name string, args []string, extra func(fs *flag.FlagSet)) (*lake.Lake, *lake.Table, error) {
 	fs := newFlagSet("lake " + name)
 	var lf lakeFlags
 	lf.register(fs)
@@ -72,7 +72,7 @@ func openLakeTable(ctx context.Context, name string, args []string, extra func(f
 	if err != nil {
 		return nil, nil, err
 	}
-	lk, err := iceberg.Open(ctx, cfg)
+	lk, err := lake.Open(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open lake: %w", err)
 	}
@@ -108,7 +108,7 @@ func lakeSnapshots(ctx context.Context, args []string) error {
 		}
 		var offsets []string
 		for k, v := range props {
-			if key, ok := strings.CutPrefix(k, iceberg.OffsetsKeyPrefix); ok {
+			if key, ok := strings.CutPrefix(k, lake.OffsetsKeyPrefix); ok {
 				offsets = append(offsets, key+"="+v)
 			}
 		}
@@ -172,7 +172,7 @@ func lakeCompact(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lk.Close()
-	res, err := t.Compact(ctx, iceberg.CompactOptions{TargetFileBytes: int64(targetMB) << 20, MinInputFiles: minFiles})
+	res, err := t.Compact(ctx, lake.CompactOptions{TargetFileBytes: int64(targetMB) << 20, MinInputFiles: minFiles})
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/internal/testmem"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // lakeRecords returns a reader of ids [from, to).
@@ -34,11 +35,10 @@ func lakeRecords(mem memory.Allocator, from, to int64) array.RecordReader {
 // orphan while the table keeps its rows.
 func TestLake_SnapshotsAndGC(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	uri := "file://" + filepath.ToSlash(dir)
-	lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: uri})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: uri})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestLake_SnapshotsAndGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range []iceberg.Range{{Start: 0, End: 100, First: true}, {Start: 100, End: 250}} {
+	for i, r := range []lake.Range{{Start: 0, End: 100, First: true}, {Start: 100, End: 250}} {
 		rdr := lakeRecords(mem, r.Start, r.End)
-		_, err := tbl.Commit(ctx, rdr, iceberg.Offsets{Group: "g", Topic: "events", Ranges: map[int32]iceberg.Range{0: r}})
+		_, err := tbl.Commit(ctx, rdr, lake.Offsets{Group: "g", Topic: "events", Ranges: map[int32]lake.Range{0: r}})
 		rdr.Release()
 		if err != nil {
 			t.Fatalf("commit %d: %v", i, err)
@@ -130,11 +130,10 @@ func TestLake_UsageErrors(t *testing.T) {
 // files while the offsets stay readable.
 func TestLake_CompactAndExpire(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	dir := t.TempDir()
 	uri := "file://" + filepath.ToSlash(dir)
-	lk, err := iceberg.Open(ctx, iceberg.Config{Warehouse: uri})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: uri})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +152,8 @@ func TestLake_CompactAndExpire(t *testing.T) {
 			t.Fatal(err)
 		}
 		small = append(small, files.Paths()...)
-		r := iceberg.Range{Start: i * 10, End: i*10 + 10, First: i == 0}
-		if _, err := tbl.CommitFiles(ctx, files, iceberg.Offsets{Group: "g", Topic: "events", Ranges: map[int32]iceberg.Range{0: r}}); err != nil {
+		r := lake.Range{Start: i * 10, End: i*10 + 10, First: i == 0}
+		if _, err := tbl.CommitFiles(ctx, files, lake.Offsets{Group: "g", Topic: "events", Ranges: map[int32]lake.Range{0: r}}); err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 	}

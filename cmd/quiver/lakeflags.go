@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 )
 
 // lakeFlags are the flags that say where an Iceberg lake is: --lake,
@@ -40,20 +40,20 @@ func (f *lakeFlags) registerCatalog(fs *flag.FlagSet) {
 
 // config checks the flags; keys come from AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY, never from the command line.
-func (f *lakeFlags) config() (iceberg.Config, error) {
+func (f *lakeFlags) config() (lake.Config, error) {
 	if f.lake == "" {
-		return iceberg.Config{}, usagef("--lake is required: file:///dir or s3://bucket/prefix")
+		return lake.Config{}, usagef("--lake is required: file:///dir or s3://bucket/prefix")
 	}
 	if !strings.HasPrefix(f.lake, "file:///") && !strings.HasPrefix(f.lake, "s3://") {
-		return iceberg.Config{}, usagef("--lake %q: use file:///absolute/dir or s3://bucket/prefix", f.lake)
+		return lake.Config{}, usagef("--lake %q: use file:///absolute/dir or s3://bucket/prefix", f.lake)
 	}
 	if f.namespace == "" {
-		return iceberg.Config{}, usagef("--namespace is empty")
+		return lake.Config{}, usagef("--namespace is empty")
 	}
-	return iceberg.Config{
+	return lake.Config{
 		Warehouse: f.lake, CatalogURI: f.catalog,
 		RESTCredential: f.restCredential, RESTToken: f.restToken,
-		S3:             iceberg.S3Config{Endpoint: f.s3Endpoint, Region: f.s3Region, PathStyle: f.s3PathStyle},
+		S3:             lake.S3Config{Endpoint: f.s3Endpoint, Region: f.s3Region, PathStyle: f.s3PathStyle},
 		ConnectTimeout: f.connectTimeout,
 	}, nil
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/readme"
+	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
 )
@@ -40,8 +41,7 @@ func runQuiver(t *testing.T, args ...string) (int, string, string) {
 // their paths.
 func writeLoadFiles(t *testing.T, dir string, n int) []string {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testmem.Checked(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -369,7 +369,7 @@ func shellExpand(words []string) (args []string, stdoutFile string) {
 // holding the files they name, against a server with an orders table.
 func TestReadme_LoadAndQueryAsWritten(t *testing.T) {
 	var cmds []string
-	for _, c := range readmeCommands(t, "quiver ") {
+	for _, c := range readme.Commands(t, "quiver ") {
 		if (strings.HasPrefix(c, "quiver load ") || strings.HasPrefix(c, "quiver query ")) && !strings.Contains(c, "--server") {
 			cmds = append(cmds, c)
 		}
@@ -400,7 +400,7 @@ func TestReadme_LoadAndQueryAsWritten(t *testing.T) {
 	}
 	for _, line := range cmds {
 		t.Logf("README: %s", line)
-		args, redirect := shellExpand(shellWords(t, line))
+		args, redirect := shellExpand(readme.ShellWords(t, line))
 		code, out, errOut := runQuiver(t, args[1:]...)
 		if code != 0 {
 			t.Fatalf("%s: exit status %d: %s", line, code, errOut)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/version"
 )
 
@@ -27,13 +28,9 @@ type command interface {
 }
 
 // usageError is a bad flag or argument: quiver prints it and exits 2.
-type usageError struct{ msg string }
+type usageError = cli.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // commands maps each verb to its constructor and a one-line summary.
 var commands = map[string]struct {
@@ -84,7 +81,7 @@ func run(args []string, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], ue.msg)
+		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], ue.Msg)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "quiver %s: %s\n", args[0], err)
@@ -125,37 +122,21 @@ func printUsage(w io.Writer) {
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, so
 // Run can turn them into usage errors.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("quiver "+name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	return fs
-}
+func newFlagSet(name string) *flag.FlagSet { return cli.NewFlagSet("quiver " + name) }
 
 // parseFlags parses args, turning a bad flag into a usage error. Flags may
 // follow positional arguments (quiver load a.parquet --table t).
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				if flagsShown != nil {
-					flagsShown(fs)
-					return nil, err
-				}
-				fs.SetOutput(stderr)
-				fs.PrintDefaults()
-				return nil, err
-			}
-			return nil, usagef("%v", err)
+	if flagsShown != nil {
+		// quiver help reads the flags of a verb run with -h instead of
+		// printing them.
+		pos, err := cli.ParseFlags(fs, args, io.Discard)
+		if errors.Is(err, flag.ErrHelp) {
+			flagsShown(fs)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		return pos, err
 	}
+	return cli.ParseFlags(fs, args, stderr)
 }
 
 // newLogger returns the process logger: text to stderr at the given level.

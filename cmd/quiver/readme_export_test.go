@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -22,12 +23,12 @@ const readmeExportRoot = "/tmp/quiver-exports"
 // status, and every order counted once.
 func TestReadme_ExportAsWritten(t *testing.T) {
 	var serve string
-	for _, c := range readmeCommands(t, "quiver serve") {
+	for _, c := range readme.Commands(t, "quiver serve") {
 		if strings.Contains(c, "--export-root") {
 			serve = c
 		}
 	}
-	queries := readmeCommands(t, "quiver query --server 127.0.0.1:31361")
+	queries := readme.Commands(t, "quiver query --server 127.0.0.1:31361")
 	if serve == "" || len(queries) != 2 {
 		t.Fatalf("the README shows serve %q and %d queries of it, want a serve with --export-root and 2 queries", serve, len(queries))
 	}
@@ -52,7 +53,7 @@ func TestReadme_ExportAsWritten(t *testing.T) {
 	for _, q := range queries {
 		t.Logf("README: %s", q)
 		out.Reset()
-		if err := (queryCmd{}).Run(ctx, shellWords(t, q)[2:]); err != nil {
+		if err := (queryCmd{}).Run(ctx, readme.ShellWords(t, q)[2:]); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -16,44 +16,10 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
-	lakeice "github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/internal/readme"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
-
-// shellWords splits a command line the way sh does for the README's
-// commands: on blanks, with single and double quotes.
-func shellWords(t *testing.T, line string) []string {
-	t.Helper()
-	var out []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		ch := line[i]
-		switch {
-		case ch == '\'' || ch == '"':
-			end := strings.IndexByte(line[i+1:], ch)
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %s", line)
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case ch == ' ' || ch == '\t':
-			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(ch)
-			inWord = true
-		}
-	}
-	if inWord {
-		out = append(out, cur.String())
-	}
-	return out
-}
 
 // readmeLake is the lake directory the README's replica example names.
 const readmeLake = "/tmp/quiver-lake"
@@ -69,7 +35,7 @@ func writeReadmeLake(t *testing.T, rows int) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	lk, err := lakeice.Open(ctx, lakeice.Config{Warehouse: "file://" + readmeLake})
+	lk, err := lake.Open(ctx, lake.Config{Warehouse: "file://" + readmeLake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +61,8 @@ func writeReadmeLake(t *testing.T, rows int) {
 		}
 		rec := b.NewRecordBatch()
 		rdr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
-		_, err := tb.Commit(ctx, rdr, lakeice.Offsets{Group: "readme", Topic: "events",
-			Ranges: map[int32]lakeice.Range{0: {Start: int64(from), End: int64(to), First: from == 0}}})
+		_, err := tb.Commit(ctx, rdr, lake.Offsets{Group: "readme", Topic: "events",
+			Ranges: map[int32]lake.Range{0: {Start: int64(from), End: int64(to), First: from == 0}}})
 		rdr.Release()
 		rec.Release()
 		if err != nil {
@@ -112,12 +78,12 @@ func writeReadmeLake(t *testing.T, rows int) {
 // row to Parquet.
 func TestReadme_LakeReplicasAsWritten(t *testing.T) {
 	var serves, queries []string
-	for _, c := range readmeCommands(t, "quiver serve") {
+	for _, c := range readme.Commands(t, "quiver serve") {
 		if strings.Contains(c, "--lake file://"+readmeLake) {
 			serves = append(serves, c)
 		}
 	}
-	for _, c := range readmeCommands(t, "quiver query --server 127.0.0.1:3134") {
+	for _, c := range readme.Commands(t, "quiver query --server 127.0.0.1:3134") {
 		queries = append(queries, c)
 	}
 	if len(serves) != 3 || len(queries) != 2 {
@@ -179,7 +145,7 @@ func TestReadme_LakeReplicasAsWritten(t *testing.T) {
 	defer func() { stdout = old }()
 	for _, q := range queries {
 		out.Reset()
-		if err := (queryCmd{}).Run(ctx, shellWords(t, q)[2:]); err != nil {
+		if err := (queryCmd{}).Run(ctx, readme.ShellWords(t, q)[2:]); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 		if strings.Contains(q, "count(*)") && !strings.Contains(out.String(), "60000") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/readme"
 )
 
 // TestReadme_LimitsAsWritten runs the README's serve example for many
@@ -16,7 +17,7 @@ import (
 // directory) and checks each limit took effect.
 func TestReadme_LimitsAsWritten(t *testing.T) {
 	var line string
-	for _, c := range readmeCommands(t, "quiver serve") {
+	for _, c := range readme.Commands(t, "quiver serve") {
 		if strings.Contains(c, "--max-running") {
 			line = c
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/internal/version"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestReadme_OperationsAsWritten(t *testing.T) {
 	var cmds []string
 	for _, prefix := range []string{"quiver version", "quiver serve --config"} {
-		cmds = append(cmds, readmeCommands(t, prefix)...)
+		cmds = append(cmds, readme.Commands(t, prefix)...)
 	}
 	if len(cmds) < 2 {
 		t.Fatalf("found %d commands, want the version and the configuration ones", len(cmds))

@@ -16,43 +16,9 @@ import (
 
 	"github.com/quiverdata/quiver/auth/authtest"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/server"
 )
-
-// readmeCommands returns the README's shell commands that start with
-// prefix, continuation lines joined and trailing comments dropped.
-func readmeCommands(t *testing.T, prefix string) []string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cmds []string
-	inBlock, cur := false, ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "```") {
-			inBlock = !inBlock
-			continue
-		}
-		if !inBlock {
-			continue
-		}
-		if cur == "" && !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if more, ok := strings.CutSuffix(line, `\`); ok {
-			cur += more + " "
-			continue
-		}
-		cmds = append(cmds, strings.Join(strings.Fields(cur+line), " "))
-		cur = ""
-	}
-	return cmds
-}
 
 // TestReadme_ServeRolesAsWritten runs the README's serve example with
 // mixed roles exactly as written (in a scratch directory holding the
@@ -60,7 +26,7 @@ func readmeCommands(t *testing.T, prefix string) []string {
 // the role the README says: admin and etl write, bi only reads.
 func TestReadme_ServeRolesAsWritten(t *testing.T) {
 	var line string
-	for _, c := range readmeCommands(t, "quiver serve") {
+	for _, c := range readme.Commands(t, "quiver serve") {
 		if strings.Contains(c, "--role") {
 			line = c
 		}
@@ -165,7 +131,7 @@ func TestReadme_ServeRolesAsWritten(t *testing.T) {
 // TestReadme_ServeCommandsParse checks every serve command in the README
 // is accepted as written.
 func TestReadme_ServeCommandsParse(t *testing.T) {
-	cmds := readmeCommands(t, "quiver serve")
+	cmds := readme.Commands(t, "quiver serve")
 	if len(cmds) < 2 {
 		t.Fatalf("found %d serve commands in the README, want at least 2", len(cmds))
 	}

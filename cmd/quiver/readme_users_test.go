@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -21,7 +22,7 @@ import (
 // would. It then checks each user can do what the example made of them.
 func TestReadme_UsersAsWritten(t *testing.T) {
 	var cmds []string
-	for _, c := range readmeCommands(t, "quiver ") {
+	for _, c := range readme.Commands(t, "quiver ") {
 		if strings.HasPrefix(c, "quiver user ") || strings.HasPrefix(c, "quiver serve ") && strings.Contains(c, "--users-file") {
 			cmds = append(cmds, c)
 		}

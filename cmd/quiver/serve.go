@@ -19,7 +19,7 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/ingest"
-	"github.com/quiverdata/quiver/lake/iceberg"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -265,7 +265,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--catalog needs --lake: the warehouse the catalog's tables live in")
 	}
 	// An s3:// export root reaches its store with the same settings.
-	cfg.ExportS3 = iceberg.S3Config{Endpoint: f.lake.s3Endpoint, Region: f.lake.s3Region, PathStyle: f.lake.s3PathStyle}
+	cfg.ExportS3 = lake.S3Config{Endpoint: f.lake.s3Endpoint, Region: f.lake.s3Region, PathStyle: f.lake.s3PathStyle}
 	if cfg.Peers, err = parsePeers(f.peers); err != nil {
 		return err
 	}

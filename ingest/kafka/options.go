@@ -76,7 +76,7 @@ func FetchMaxBytes(n int32) Opt { return func(c *cfg) { c.fetchMaxBytes = n } }
 // little less per message, and memory: on the 2-core build machine the
 // flat pipeline ran at 0.46-0.52x of DuckDB's native insert with 4 and 16
 // MiB against 0.45-0.47x with 1 MiB, within the machine's run-to-run noise
-// (`quiver bench kafka --fetch-partition-mb N`), while draining a
+// (`quiver-bench kafka --fetch-partition-mb N`), while draining a
 // 2M-message backlog peaked at a 222 MB Go heap with 1 MiB, 360 MB with 4
 // MiB and 717 MB with 16 MiB (TestLong_IngestMemoryBounded): a buffered
 // fetch of small messages takes several times its wire size once decoded

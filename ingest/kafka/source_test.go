@@ -293,11 +293,15 @@ func TestSource_StartLatest(t *testing.T) {
 	go func() { done <- src.Run(ctx, h) }()
 	time.Sleep(2 * time.Second) // join the group and start at the end
 	produce(t, addrs, 1, 5)
-	for h.count() < 5 {
+	deadline := time.Now().Add(30 * time.Second)
+	for h.count() < 5 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	<-done
+	if got := h.count(); got < 5 {
+		t.Fatalf("records after the group joined: got %d in 30s, want 5", got)
+	}
 	checkContiguous(t, h.seen, map[int32]int64{0: 50})
 }
 

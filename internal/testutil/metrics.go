@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quiverdata/quiver/internal/scrape"
 )
 
 // Metric sums the series of the named counter or gauge in this process's
@@ -15,23 +17,5 @@ func Metric(t testing.TB, name string, labels map[string]string) (v float64, ok 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			matched := 0
-			for _, l := range m.GetLabel() {
-				if want, in := labels[l.GetName()]; in && want == l.GetValue() {
-					matched++
-				}
-			}
-			if matched < len(labels) {
-				continue
-			}
-			ok = true
-			v += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return v, ok
+	return scrape.Gathered(mfs).Value(name, labels)
 }

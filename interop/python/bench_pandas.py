@@ -1,7 +1,7 @@
 """Seed table 2: pd.read_sql(sql, adbc_conn) against pd.read_sql(sql,
 pymysql_conn), both against the same quiver.
 
-`quiver bench pandas` runs this with .venv's Python after it has started a
+`quiver-bench pandas` runs this with .venv's Python after it has started a
 server and generated the tables, and turns the JSON it prints into the
 report. It can also run by hand against a running server:
 

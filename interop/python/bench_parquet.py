@@ -1,7 +1,7 @@
 """Seed 000, aspect 3: a Flight SQL result written to Parquet with ADBC and
 PyArrow, batch by batch.
 
-`quiver bench parquet` runs this with .venv's Python after it has started a
+`quiver-bench parquet` runs this with .venv's Python after it has started a
 server and generated the tables, and keeps it up between runs so that it
 alternates with the other writers on a warm interpreter. Each line on stdin
 is one run,

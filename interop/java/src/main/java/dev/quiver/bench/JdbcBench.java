@@ -31,7 +31,7 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * The Java side of {@code quiver bench jdbc}: seed 000's aspects 1 and 2.
+ * The Java side of {@code quiver-bench jdbc}: seed 000's aspects 1 and 2.
  * Each case (a query and its row count) is read by every contender, in
  * turn, on connections opened once:
  *

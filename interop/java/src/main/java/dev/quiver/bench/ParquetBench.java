@@ -27,13 +27,13 @@ import org.apache.parquet.schema.Type;
 import org.apache.parquet.schema.Types;
 
 /**
- * The Java side of {@code quiver bench parquet}: a JDBC result written to a
+ * The Java side of {@code quiver-bench parquet}: a JDBC result written to a
  * Parquet file with parquet-hadoop (seed 000, aspect 3). The same
  * WriteSupport serves both drivers, so the driver is the only difference:
  * {@code mysql} (MySQL Connector/J, buffered: the seed's baseline) and
  * {@code flight-jdbc} (the Arrow Flight SQL JDBC driver).
  *
- * <p>It stays up between runs, so that {@code quiver bench parquet} can
+ * <p>It stays up between runs, so that {@code quiver-bench parquet} can
  * alternate it with the other writers on a warm JVM: each line on stdin is
  * one run, {@code CONTENDER<TAB>CODEC<TAB>PATH<TAB>SQL} with CODEC
  * {@code uncompressed} or {@code snappy}; each answer on stdout is

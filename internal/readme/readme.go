@@ -1,0 +1,100 @@
+// Package readme reads the shell commands the README shows, so that tests
+// can check or run them exactly as written.
+package readme
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// root is the repository's root: the nearest directory above the test's
+// working directory that holds go.mod.
+func root(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Commands returns the README's shell commands that start with
+// prefix, continuation lines joined and trailing comments dropped.
+func Commands(t testing.TB, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	inBlock, cur := false, ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		if cur == "" && !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if more, ok := strings.CutSuffix(line, `\`); ok {
+			cur += more + " "
+			continue
+		}
+		cmds = append(cmds, strings.Join(strings.Fields(cur+line), " "))
+		cur = ""
+	}
+	return cmds
+}
+
+// ShellWords splits a command line the way sh does for the README's
+// commands: on blanks, with single and double quotes.
+func ShellWords(t testing.TB, line string) []string {
+	t.Helper()
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			end := strings.IndexByte(line[i+1:], ch)
+			if end < 0 {
+				t.Fatalf("unbalanced quote in %s", line)
+			}
+			cur.WriteString(line[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case ch == ' ' || ch == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package lake
-
-// freeBytes is unknown on this platform.
-func freeBytes(string) int64 { return -1 }
