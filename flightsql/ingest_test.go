@@ -922,3 +922,68 @@ func TestServer_DoPutMalformed(t *testing.T) {
 type sendFunc func(*flight.FlightData) error
 
 func (f sendFunc) Send(fd *flight.FlightData) error { return f(fd) }
+
+// TestServer_PreparedNullParams binds parameters of Arrow's null type, as
+// ADBC binds Python's None, to a prepared query and a prepared insert:
+// the IPC reader gives such a column no buffers, and the parameters'
+// check must take it.
+func TestServer_PreparedNullParams(t *testing.T) {
+	_, c, _ := startChecked(t)
+	ctx := c.Context(context.Background())
+	if _, err := c.Exec(ctx, "CREATE TABLE np (id INTEGER, v VARCHAR)"); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewGoAllocator()
+	batch := func(fields []arrow.Field, cols ...arrow.Array) arrow.RecordBatch {
+		return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 1)
+	}
+	for _, tc := range []struct {
+		name, sql string
+		params    func() arrow.RecordBatch
+		query     bool
+	}{
+		{"query", "SELECT ? IS NULL AS v", func() arrow.RecordBatch {
+			return batch([]arrow.Field{{Name: "0", Type: arrow.Null, Nullable: true}}, array.NewNull(1))
+		}, true},
+		{"insert", "INSERT INTO np VALUES (?, ?)", func() arrow.RecordBatch {
+			b := array.NewInt32Builder(mem)
+			defer b.Release()
+			b.Append(7)
+			id := b.NewArray()
+			defer id.Release()
+			return batch([]arrow.Field{{Name: "0", Type: arrow.PrimitiveTypes.Int32}, {Name: "1", Type: arrow.Null, Nullable: true}}, id, array.NewNull(1))
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stmt, err := c.SQL().Prepare(ctx, tc.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stmt.Close(ctx)
+			rec := tc.params()
+			defer rec.Release()
+			stmt.SetParameters(rec)
+			if !tc.query {
+				if n, err := stmt.ExecuteUpdate(ctx); err != nil || n != 1 {
+					t.Fatalf("insert with a null parameter: %d, %v", n, err)
+				}
+				if got := scalar(t, c, "SELECT count(*) FROM np WHERE id = 7 AND v IS NULL"); got != "1" {
+					t.Errorf("rows with the null parameter: %s, want 1", got)
+				}
+				return
+			}
+			info, err := stmt.Execute(ctx)
+			if err != nil {
+				t.Fatalf("query with a null parameter: %v", err)
+			}
+			rdr, err := c.SQL().DoGet(ctx, info.GetEndpoint()[0].GetTicket())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdr.Release()
+			if !rdr.Next() || rdr.RecordBatch().Column(0).ValueStr(0) != "true" {
+				t.Errorf("? IS NULL: want true (%v)", rdr.Err())
+			}
+		})
+	}
+}

@@ -221,6 +221,12 @@ func validateRecord(rec arrow.RecordBatch) error {
 		if int64(col.Len()) != rec.NumRows() {
 			return fmt.Errorf("column %d has %d rows, the batch %d", i, col.Len(), rec.NumRows())
 		}
+		// A column of the null type (ADBC binds Python's None as one)
+		// has no buffers to mislay; arrow-go's check wants one of it all
+		// the same, which the IPC reader does not give.
+		if col.DataType().ID() == arrow.NULL {
+			continue
+		}
 		if err := array.ValidateFull(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}

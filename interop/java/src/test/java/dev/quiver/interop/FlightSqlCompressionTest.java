@@ -8,10 +8,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -32,10 +34,16 @@ class FlightSqlCompressionTest {
   private static final Pattern BATCHES =
       Pattern.compile("(?m)^quiver_flight_result_batches_total\\{codec=\"(\\w+)\"\\} (\\S+)$");
 
-  /** quiver_flight_result_batches_total by codec, from the zstd server. */
+  /**
+   * quiver_flight_result_batches_total by codec, from the zstd server, whose
+   * /metrics asks its user to log in.
+   */
   private static Map<String, Double> resultBatches() throws IOException, InterruptedException {
+    String login = Base64.getEncoder().encodeToString(
+        (Env.user() + ":" + Env.password()).getBytes(StandardCharsets.UTF_8));
     HttpResponse<String> resp = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create("http://" + Env.get("QUIVER_ZSTD_HTTP") + "/metrics")).build(),
+        HttpRequest.newBuilder(URI.create("http://" + Env.get("QUIVER_ZSTD_HTTP") + "/metrics"))
+            .header("Authorization", "Basic " + login).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(200, resp.statusCode(), "GET /metrics");
     Map<String, Double> out = new HashMap<>();
