@@ -136,6 +136,17 @@ func TestServer_TxnIdleTimeout(t *testing.T) {
 	})
 
 	t.Run("a result streaming keeps it", func(t *testing.T) {
+		// A server of its own with a longer timeout: the server's stream
+		// ends when its last batch is in gRPC's buffers, and the client
+		// may take a while yet to read them (under the race detector,
+		// longer than 200 ms), all of which counts as idle.
+		const idle = 2 * time.Second
+		srv := startTxnServer(t, server.Limits{TxnIdleTimeout: idle})
+		c := dialAs(t, srv, "writer")
+		ctx := c.Context(context.Background())
+		if _, err := c.Exec(ctx, "CREATE TABLE tx (a INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
 		txn, err := c.SQL().BeginTransaction(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +177,7 @@ func TestServer_TxnIdleTimeout(t *testing.T) {
 			t.Fatalf("stream: got %d rows, %v; want 100000", n, err)
 		}
 		// Its idle time starts when the stream ends, not when it began.
-		time.Sleep(idle / 2)
+		time.Sleep(idle / 4)
 		if _, err := txn.ExecuteUpdate(ctx, "INSERT INTO tx VALUES (2)"); err != nil {
 			t.Fatalf("after the stream: %v", err)
 		}
