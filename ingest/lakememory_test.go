@@ -77,7 +77,7 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	const group = "lake-mem"
 	args := ingestArgs(addrs, group, db, "",
 		"--lake", s3cfg.Warehouse, "--catalog", catalog, "--s3-endpoint", sw.S3URL, "--s3-path-style", "--s3-region", sw.Region,
-		"--rotate-mb", strconv.Itoa(lakeMemRotateMB), "--rotate-age", "0", "--shutdown-timeout", "5m",
+		"--rotate-mb", strconv.Itoa(lakeMemRotateMB), "--rotate-age", "0", "--commit-interval", "0", "--shutdown-timeout", "5m",
 		// Small batches, queues and fetches keep the pipeline's own share
 		// of the heap small: with the defaults, 1 KB messages make each
 		// batch 120 MB and the queued and inserting ones over 2 GB, which
