@@ -33,9 +33,19 @@ func root(t testing.TB) string {
 // prefix, continuation lines joined and trailing comments dropped.
 func Commands(t testing.TB, prefix string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	// The README and the pages of docs/: every command in them runs in
+	// a test as written.
+	files, err := filepath.Glob(filepath.Join(root(t), "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var b []byte
+	for _, f := range append([]string{filepath.Join(root(t), "README.md")}, files...) {
+		page, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, page...), '\n')
 	}
 	var cmds []string
 	inBlock, cur := false, ""
