@@ -7,27 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// root is the repository's root: the nearest directory above the test's
-// working directory that holds go.mod.
-func root(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+	"github.com/quiverdata/quiver/internal/testsvc"
+)
 
 // Commands returns the README's shell commands that start with
 // prefix, continuation lines joined and trailing comments dropped.
@@ -35,12 +17,12 @@ func Commands(t testing.TB, prefix string) []string {
 	t.Helper()
 	// The README and the pages of docs/: every command in them runs in
 	// a test as written.
-	files, err := filepath.Glob(filepath.Join(root(t), "docs", "*.md"))
+	files, err := filepath.Glob(filepath.Join(testsvc.RepoRoot(t), "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b []byte
-	for _, f := range append([]string{filepath.Join(root(t), "README.md")}, files...) {
+	for _, f := range append([]string{filepath.Join(testsvc.RepoRoot(t), "README.md")}, files...) {
 		page, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -56,7 +56,7 @@ func (b *builtBinary) get(t testing.TB) string {
 		}
 		path := filepath.Join(dir, b.name)
 		cmd := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", path, b.pkg)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = RepoRoot(t)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {

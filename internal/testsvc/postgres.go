@@ -24,7 +24,7 @@ func StartPostgres(t testing.TB) string {
 	if os.Getenv("QUIVER_SKIP_POSTGRES") == "1" {
 		t.Skip("QUIVER_SKIP_POSTGRES=1")
 	}
-	script := filepath.Join(repoRoot(t), "scripts", "postgres.sh")
+	script := filepath.Join(RepoRoot(t), "scripts", "postgres.sh")
 	// Not t.TempDir: as root the script hands the directory to the
 	// postgres user, who cannot enter the test's private temporary
 	// directories. The system temporary directory is open to everyone.

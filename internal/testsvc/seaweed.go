@@ -298,7 +298,7 @@ func SeaweedBinary(t testing.TB) string {
 	if seaweedBuild.bin != "" {
 		return seaweedBuild.bin
 	}
-	script := filepath.Join(repoRoot(t), "scripts", "seaweedfs.sh")
+	script := filepath.Join(RepoRoot(t), "scripts", "seaweedfs.sh")
 	if out, err := exec.Command("bash", script, "path").Output(); err == nil {
 		seaweedBuild.bin = strings.TrimSpace(string(out))
 		return seaweedBuild.bin
@@ -320,9 +320,9 @@ func SeaweedBinary(t testing.TB) string {
 	return seaweedBuild.bin
 }
 
-// repoRoot returns the directory holding the module's go.mod, found by
+// RepoRoot returns the directory holding the module's go.mod, found by
 // walking up from the working directory.
-func repoRoot(t testing.TB) string {
+func RepoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
