@@ -43,20 +43,29 @@ type servedLake struct {
 }
 
 // lakeEnds reads the lowest end offset of every partition over the
-// lake's tables (a table without the partition does not count), and
-// keeps it for end.
+// lake's tables, and keeps it for end. A partition one of the tables does
+// not have yet has no end: the tables commit one after another, so a kill
+// between two leaves the partition in the first alone, and the lake holds
+// none of its rows until every table does.
 func (l *servedLake) lakeEnds(ctx context.Context) (map[int32]int64, error) {
 	s := l.sink
 	lows := map[int32]int64{}
+	in := map[int32]int{} // how many tables have the partition
 	for _, t := range s.tables {
 		ends, err := t.ice.CommittedOffsets(ctx, s.cfg.Group, s.cfg.Topic)
 		if err != nil {
 			return nil, err
 		}
 		for q, n := range ends {
+			in[q]++
 			if cur, ok := lows[q]; !ok || n < cur {
 				lows[q] = n
 			}
+		}
+	}
+	for q, n := range in {
+		if n < len(s.tables) {
+			delete(lows, q)
 		}
 	}
 	l.endMu.Lock()

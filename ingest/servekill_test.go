@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/testsvc"
 	"github.com/quiverdata/quiver/lake"
 )
@@ -427,4 +428,68 @@ func deleteOrphans(t *testing.T, lk *lake.Lake) {
 		t.Fatal(err)
 	}
 	t.Logf("%d orphan files after the kills", len(o.Files))
+}
+
+// TestServe_LakeCrashBetweenTables crashes quiver serve --ingest right
+// after the first of a lake commit's tables (the dead letters) committed
+// and before the main table did. The restarted server commits the main
+// table from its first row: a partition only one table holds is not yet
+// in the lake, whatever the other table's offsets say.
+func TestServe_LakeCrashBetweenTables(t *testing.T) {
+	const n, parts = 3_000, 3
+	bin := testsvc.QuiverBinary(t)
+	addrs := startCluster(t, parts)
+	md := compile(t, "Flat")
+	dir := t.TempDir()
+	proto, _ := filepath.Abs("testdata/events.proto")
+	lakeDir := filepath.Join(dir, "lake")
+	file := filepath.Join(dir, "ingest.toml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`[[pipeline]]
+brokers = %q
+topic = %q
+group = "between"
+proto = %q
+message = "quiver.test.Flat"
+table = "events"
+flush-interval = "100ms"
+min-free-mb = 0
+lake = %q
+commit-interval = "500ms"
+`, strings.Join(addrs, ","), testTopic, proto, "file://"+filepath.ToSlash(lakeDir))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, addrs, parts, flatValues(t, md, 0, n), time.Unix(1_740_000_000, 0))
+	args := []string{"--db", filepath.Join(dir, "served.duckdb"), "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--ingest", file, "--log-level", logLevel()}
+
+	p := startServe(t, bin, []string{ingest.CrashEnv + "=lake-after-commit"}, args...)
+	p.ready(t)
+	crashed := make(chan error, 1)
+	go func() { crashed <- p.cmd.Wait() }()
+	select {
+	case err := <-crashed:
+		if err == nil {
+			t.Fatalf("the server exited cleanly, want a crash at lake-after-commit\n%s", p.out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the server did not reach lake-after-commit in 60 s\n%s", p.out)
+	}
+	lk := openTestLake(t, lakeDir)
+	if got := lakeSum(lk, "between"); got != 0 {
+		t.Fatalf("the main table holds %d messages after the crash, want 0: the crash came after it committed", got)
+	}
+
+	p = startServe(t, bin, nil, args...)
+	p.ready(t)
+	deadline := time.Now().Add(time.Minute)
+	for lakeSum(lk, "between") != n && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("restarted server: %v\n%s", err, p.out)
+	}
+	if got := lakeSum(lk, "between"); got != n {
+		t.Fatalf("the lake's offsets hold %d of %d messages after a minute\n%s", got, n, p.out)
+	}
+	checkExactlyOnce(t, lk, "between", n, parts, nil)
 }
