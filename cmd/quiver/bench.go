@@ -1,6 +1,10 @@
 package main
 
-import "context"
+import (
+	"context"
+
+	"github.com/quiverdata/quiver/internal/cli"
+)
 
 func init() {
 	register("bench", "moved: the benchmarks are quiver-bench SUITE, a binary of their own", func() command { return benchMoved{} })
@@ -11,7 +15,7 @@ func init() {
 // went, so that the script stops at once with a reason.
 type benchMoved struct{}
 
-func (benchMoved) Run(context.Context, []string) error {
+func (benchMoved) Run(context.Context, cli.Stdio, []string) error {
 	return usagef("the benchmarks moved to their own binary: run quiver-bench SUITE with the same suites and flags (make build puts it in bin/ beside quiver)")
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"regexp"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 )
-
-// stdout is where client verbs print their results.
-var stdout io.Writer = os.Stdout
 
 // defaultServer is where client verbs connect when neither --server nor
 // QUIVER_SERVER says.

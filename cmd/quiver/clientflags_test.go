@@ -20,7 +20,7 @@ func TestClientFlags_EnvDefaults(t *testing.T) {
 	fs := newFlagSet("query")
 	var cf clientFlags
 	cf.register(fs)
-	if _, err := parseFlags(fs, nil); err != nil {
+	if _, err := parseFlags(discard(), fs, nil); err != nil {
 		t.Fatal(err)
 	}
 	if cf.server != "db.example:4242" || cf.user != "etl" || cf.password != "hunter2" {

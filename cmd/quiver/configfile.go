@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 // A configuration file (quiver serve --config FILE, quiver ingest
@@ -130,7 +132,7 @@ func (c *configFlags) logConfigChanges(log *slog.Logger, running map[string]stri
 		return
 	}
 	fs := newFlags()
-	if _, err := parseFlags(fs, args); err != nil {
+	if _, err := cli.ParseFlags(fs, args, io.Discard); err != nil {
 		log.Error("SIGHUP: configuration not read again", "err", err)
 		return
 	}

@@ -82,7 +82,7 @@ func TestConfig_EveryFlagRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 			fs2, conf := mk()
-			if _, err := parseFlags(fs2, []string{"--config", path}); err != nil {
+			if _, err := parseFlags(discard(), fs2, []string{"--config", path}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := conf.apply(fs2, verb == "serve"); err != nil {
@@ -133,7 +133,7 @@ func TestConfig_Apply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, conf := configVerbs[tc.verb]()
 			path := writeConfig(t, tc.file)
-			if _, err := parseFlags(fs, append([]string{"--config", path}, tc.args...)); err != nil {
+			if _, err := parseFlags(discard(), fs, append([]string{"--config", path}, tc.args...)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := conf.apply(fs, tc.verb == "serve")
@@ -186,7 +186,7 @@ func TestConfig_SIGHUPChanges(t *testing.T) {
 	path := writeConfig(t, "max-running = 9\nusers-file = \"/etc/quiver/users\"\n")
 	fs, conf := configVerbs["serve"]()
 	args := []string{"--config", path}
-	if _, err := parseFlags(fs, args); err != nil {
+	if _, err := parseFlags(discard(), fs, args); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conf.apply(fs, true); err != nil {

@@ -770,7 +770,7 @@ message Event {
 	}
 	ingested := make(chan error, 1)
 	go func() {
-		ingested <- (&ingestCmd{}).Run(ctx, []string{
+		ingested <- (&ingestCmd{}).Run(ctx, discard(), []string{
 			"--brokers", strings.Join(cluster.ListenAddrs(), ","), "--topic", "events", "--group", "console-browser",
 			"--proto", protoPath, "--message", "shop.Event", "--db", filepath.Join(dir, "live.duckdb"), "--table", "events",
 			"--batch-rows", "500", "--flush-interval", "200ms", "--min-free-mb", "0", "--report-interval", "0",

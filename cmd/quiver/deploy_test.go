@@ -33,7 +33,7 @@ func TestServiceUnit_ExecStartParses(t *testing.T) {
 		t.Fatalf("ExecStart = %q, want quiver serve …", exec)
 	}
 	fs, f := newServeFlags()
-	if pos, err := parseFlags(fs, args[2:]); err != nil || len(pos) > 0 {
+	if pos, err := parseFlags(discard(), fs, args[2:]); err != nil || len(pos) > 0 {
 		t.Fatalf("quiver serve does not take ExecStart's flags: %v (arguments left: %q)", err, pos)
 	}
 	// The unit's configuration is deploy/quiver.toml, installed under /etc.

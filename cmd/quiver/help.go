@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 // referenceFile is where the CLI reference lives in the repository,
@@ -36,20 +38,21 @@ var flagsShown func(*flag.FlagSet)
 
 // runHelp is quiver help: the usage, a verb's flags (help VERB), or the
 // whole reference as Markdown (help --markdown).
-func runHelp(args []string, w io.Writer) int {
+func runHelp(args []string, std cli.Stdio) int {
+	w := std.Err
 	switch {
 	case len(args) == 0:
 		printUsage(w)
 		return 0
 	case len(args) == 1 && args[0] == "--markdown":
-		if err := writeReference(stdout); err != nil {
+		if err := writeReference(std.Out); err != nil {
 			fmt.Fprintf(w, "quiver help: %v\n", err)
 			return 1
 		}
 		return 0
 	case len(args) == 1:
 		if _, ok := commands[args[0]]; ok {
-			return run([]string{args[0], "-h"}, w)
+			return run([]string{args[0], "-h"}, std)
 		}
 	}
 	fmt.Fprintf(w, "quiver help: give a command (%s) or --markdown\n", strings.Join(verbs(), ", "))
@@ -100,7 +103,7 @@ func verbFlags(verb string, args []string) (*flag.FlagSet, error) {
 	flagsShown = func(fs *flag.FlagSet) { got = fs }
 	defer func() { flagsShown = nil }()
 	line := append(append([]string{verb}, args...), "-h")
-	err := commands[verb].new().Run(context.Background(), line[1:])
+	err := commands[verb].new().Run(context.Background(), cli.Stdio{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, line[1:])
 	if got == nil || !errors.Is(err, flag.ErrHelp) {
 		return nil, fmt.Errorf("quiver %s shows no flags (%v)", strings.Join(line, " "), err)
 	}

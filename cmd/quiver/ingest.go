@@ -24,6 +24,7 @@ import (
 	"github.com/quiverdata/quiver/ingest/kafka"
 	"github.com/quiverdata/quiver/ingest/protoarrow"
 	"github.com/quiverdata/quiver/ingest/segment"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/version"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
@@ -36,12 +37,12 @@ func init() {
 // ingestCmd is quiver ingest.
 type ingestCmd struct{}
 
-func (c *ingestCmd) Run(ctx context.Context, args []string) error {
+func (c *ingestCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("ingest")
 	o := newIngestOptions(fs)
 	var conf configFlags
 	conf.register(fs)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -49,12 +50,12 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if conf.print {
-		return printConfig(stdout, fs)
+		return printConfig(std.Out, fs)
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	log, err := newLogger(*o.logLevel, *o.logFormat)
+	log, err := newLogger(std.Err, *o.logLevel, *o.logFormat)
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 			}
 			return nil
 		}
-		stop, err := serveMetrics(*o.httpAddr, live, log, announcer(*o.logFormat, log))
+		stop, err := serveMetrics(*o.httpAddr, live, log, announcer(std.Err, *o.logFormat, log))
 		if err != nil {
 			return err
 		}
@@ -106,7 +107,7 @@ func (c *ingestCmd) Run(ctx context.Context, args []string) error {
 		return usagef("%s", strings.TrimPrefix(err.Error(), ingest.ErrConfig.Error()+": "))
 	}
 	log.Info("ingest finished", rep.Attrs()...)
-	if werr := rep.WriteText(os.Stdout); werr != nil && err == nil {
+	if werr := rep.WriteText(std.Out); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {

@@ -141,7 +141,9 @@ func serveIngest(t *testing.T, n int, extra ...string) *server.Server {
 	started := make(chan *server.Server, 1)
 	done := make(chan error, 1)
 	args := append([]string{"--db", filepath.Join(dir, "q.duckdb"), "--flight", "127.0.0.1:0", "--mysql", "", "--ingest", file, "--log-level", "error"}, extra...)
-	go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, args) }()
+	go func() {
+		done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, discard(), args)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {

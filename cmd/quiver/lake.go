@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/lake"
 )
 
@@ -22,14 +23,14 @@ func init() {
 type lakeCmd struct{}
 
 // lakeSubcommands are quiver lake's verbs.
-var lakeSubcommands = map[string]func(ctx context.Context, args []string) error{
+var lakeSubcommands = map[string]func(ctx context.Context, std cli.Stdio, args []string) error{
 	"snapshots":        lakeSnapshots,
 	"gc":               lakeGC,
 	"compact":          lakeCompact,
 	"expire-snapshots": lakeExpireSnapshots,
 }
 
-func (lakeCmd) Run(ctx context.Context, args []string) error {
+func (lakeCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		return usagef("usage: quiver lake snapshots|gc|compact|expire-snapshots --lake URI [--catalog URI] [--namespace NS] --table T")
 	}
@@ -37,7 +38,7 @@ func (lakeCmd) Run(ctx context.Context, args []string) error {
 	if !ok {
 		return usagef("unknown lake command %q: use snapshots, gc, compact or expire-snapshots", args[0])
 	}
-	return run(ctx, args[1:])
+	return run(ctx, std, args[1:])
 }
 
 // reference lists the operations' flags for the CLI reference.
@@ -50,7 +51,7 @@ func (lakeCmd) reference() []referencePage {
 }
 
 // openLakeTable parses the common flags and loads the table.
-func openLakeTable(ctx context.Context, name string, args []string, extra func(fs *flag.FlagSet)) (*lake.Lake, *lake.Table, error) {
+func openLakeTable(ctx context.Context, std cli.Stdio, name string, args []string, extra func(fs *flag.FlagSet)) (*lake.Lake, *lake.Table, error) {
 	fs := newFlagSet("lake " + name)
 	var lf lakeFlags
 	lf.register(fs)
@@ -58,7 +59,7 @@ func openLakeTable(ctx context.Context, name string, args []string, extra func(f
 	if extra != nil {
 		extra(fs)
 	}
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,8 +87,8 @@ func openLakeTable(ctx context.Context, name string, args []string, extra func(f
 
 // lakeSnapshots lists the table's snapshots, oldest first, with the Kafka
 // offsets each one recorded.
-func lakeSnapshots(ctx context.Context, args []string) error {
-	lk, t, err := openLakeTable(ctx, "snapshots", args, nil)
+func lakeSnapshots(ctx context.Context, std cli.Stdio, args []string) error {
+	lk, t, err := openLakeTable(ctx, std, "snapshots", args, nil)
 	if err != nil {
 		return err
 	}
@@ -96,10 +97,10 @@ func lakeSnapshots(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "table %s, metadata %s\n", strings.Join(tbl.Identifier(), "."), tbl.MetadataLocation())
+	fmt.Fprintf(std.Err, "table %s, metadata %s\n", strings.Join(tbl.Identifier(), "."), tbl.MetadataLocation())
 	snaps := tbl.Metadata().Snapshots()
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i].SequenceNumber < snaps[j].SequenceNumber })
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	w := tabwriter.NewWriter(std.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "snapshot\tsequence\ttime (UTC)\toperation\tadded rows\ttotal rows\tadded files\tkafka offsets")
 	for _, s := range snaps {
 		op, props := "", map[string]string{}
@@ -130,10 +131,10 @@ func orDash(s string) string {
 
 // lakeGC deletes data files that no snapshot references (those of commits
 // that failed or were fenced), older than --older-than.
-func lakeGC(ctx context.Context, args []string) error {
+func lakeGC(ctx context.Context, std cli.Stdio, args []string) error {
 	var olderThan time.Duration
 	var dryRun bool
-	lk, t, err := openLakeTable(ctx, "gc", args, func(fs *flag.FlagSet) {
+	lk, t, err := openLakeTable(ctx, std, "gc", args, func(fs *flag.FlagSet) {
 		fs.DurationVar(&olderThan, "older-than", 24*time.Hour, "only files last written longer ago than this (a commit in progress writes younger ones)")
 		fs.BoolVar(&dryRun, "dry-run", false, "list the orphans without deleting them")
 	})
@@ -146,14 +147,14 @@ func lakeGC(ctx context.Context, args []string) error {
 		return fmt.Errorf("list orphans: %w", err)
 	}
 	for _, o := range orphans.Files {
-		fmt.Fprintf(stdout, "%s\t%d\n", o.Path, o.Size)
+		fmt.Fprintf(std.Out, "%s\t%d\n", o.Path, o.Size)
 	}
 	if dryRun {
-		fmt.Fprintf(stderr, "%d orphan files, %d bytes (dry run: nothing deleted)\n", len(orphans.Files), orphans.TotalBytes)
+		fmt.Fprintf(std.Err, "%d orphan files, %d bytes (dry run: nothing deleted)\n", len(orphans.Files), orphans.TotalBytes)
 		return nil
 	}
 	deleted, err := orphans.Delete(ctx)
-	fmt.Fprintf(stderr, "deleted %d of %d orphan files (%d bytes)\n", len(deleted), len(orphans.Files), orphans.TotalBytes)
+	fmt.Fprintf(std.Err, "deleted %d of %d orphan files (%d bytes)\n", len(deleted), len(orphans.Files), orphans.TotalBytes)
 	if err != nil {
 		return fmt.Errorf("delete orphans: %w", err)
 	}
@@ -162,9 +163,9 @@ func lakeGC(ctx context.Context, args []string) error {
 
 // lakeCompact rewrites the table's small data files into large ones, per
 // partition, in one replace snapshot that keeps the Kafka offsets.
-func lakeCompact(ctx context.Context, args []string) error {
+func lakeCompact(ctx context.Context, std cli.Stdio, args []string) error {
 	targetMB, minFiles := 128, 2
-	lk, t, err := openLakeTable(ctx, "compact", args, func(fs *flag.FlagSet) {
+	lk, t, err := openLakeTable(ctx, std, "compact", args, func(fs *flag.FlagSet) {
 		fs.Var(intAtLeast{&targetMB, 1}, "target-mb", "size of the files written, in MiB; smaller files are rewritten")
 		fs.Var(intAtLeast{&minFiles, 1}, "min-files", "rewrite a partition only if it has at least this many small files")
 	})
@@ -176,22 +177,22 @@ func lakeCompact(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	fmt.Fprintf(stdout, "data files before: %d (%d bytes)\n", res.FilesBefore, res.BytesBefore)
-	fmt.Fprintf(stdout, "data files after:  %d (%d bytes)\n", res.FilesAfter, res.BytesAfter)
+	fmt.Fprintf(std.Out, "data files before: %d (%d bytes)\n", res.FilesBefore, res.BytesBefore)
+	fmt.Fprintf(std.Out, "data files after:  %d (%d bytes)\n", res.FilesAfter, res.BytesAfter)
 	if res.SnapshotID == 0 {
-		fmt.Fprintf(stdout, "nothing to compact: no partition has %d or more files under %d MiB\n", minFiles, targetMB)
+		fmt.Fprintf(std.Out, "nothing to compact: no partition has %d or more files under %d MiB\n", minFiles, targetMB)
 		return nil
 	}
-	fmt.Fprintf(stdout, "rewrote %d files (%d bytes, %d rows) into %d files (%d bytes) in %d groups: snapshot %d\n",
+	fmt.Fprintf(std.Out, "rewrote %d files (%d bytes, %d rows) into %d files (%d bytes) in %d groups: snapshot %d\n",
 		res.RewrittenFiles, res.RewrittenBytes, res.Rows, res.AddedFiles, res.AddedBytes, res.Groups, res.SnapshotID)
 	return nil
 }
 
 // lakeExpireSnapshots removes old snapshots, and the files only they
 // reference, keeping the newest ones and the Kafka offsets readable.
-func lakeExpireSnapshots(ctx context.Context, args []string) error {
+func lakeExpireSnapshots(ctx context.Context, std cli.Stdio, args []string) error {
 	olderThan, retainLast := 24*time.Hour, 10
-	lk, t, err := openLakeTable(ctx, "expire-snapshots", args, func(fs *flag.FlagSet) {
+	lk, t, err := openLakeTable(ctx, std, "expire-snapshots", args, func(fs *flag.FlagSet) {
 		fs.Var(durationAtLeast{&olderThan, 0}, "older-than", "expire snapshots older than this")
 		fs.Var(intAtLeast{&retainLast, 1}, "retain-last", "always keep this many of the newest snapshots, the current one included")
 	})
@@ -202,7 +203,7 @@ func lakeExpireSnapshots(ctx context.Context, args []string) error {
 	res, err := t.ExpireSnapshots(ctx, olderThan, retainLast)
 	if err == nil || len(res.Expired) > 0 {
 		// On an error after the commit, the expiry stands.
-		fmt.Fprintf(stdout, "expired %d snapshots, %d left; deleted %d files\n", len(res.Expired), res.Retained, len(res.DeletedFiles))
+		fmt.Fprintf(std.Out, "expired %d snapshots, %d left; deleted %d files\n", len(res.Expired), res.Retained, len(res.DeletedFiles))
 	}
 	if err != nil {
 		return fmt.Errorf("expire snapshots: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/ipcx"
 )
 
@@ -29,7 +30,7 @@ func init() {
 // CommandStatementIngest, all or nothing.
 type loadCmd struct{}
 
-func (loadCmd) Run(ctx context.Context, args []string) error {
+func (loadCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("load")
 	var (
 		cf                                  clientFlags
@@ -49,7 +50,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&schemaFrom, "schema-from", "", "read every file with the column names and types of this file instead of the first file's")
 	fs.StringVar(&maxLine, "max-line-size", "", "the longest line a CSV file may hold, e.g. 64MB (default: DuckDB's, 2,000,000 bytes)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress, only the summary")
-	files, err := parseFlags(fs, args)
+	files, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	prog := newLoadProgress(stderr, table, quiet)
+	prog := newLoadProgress(std.Err, table, quiet)
 	rdr, err := filesio.Open(ctx, files, filesio.ReadOptions{
 		BatchRows: batchRows, SampleRows: sampleRows, MaxLineBytes: maxLineBytes, SchemaFrom: schemaFrom, Progress: prog.update,
 	})
@@ -110,7 +111,7 @@ func (loadCmd) Run(ctx context.Context, args []string) error {
 	}
 	secs := res.Elapsed.Seconds()
 	mb := float64(rdr.TotalBytes()) / 1e6
-	fmt.Fprintf(stdout, "loaded %d rows (%.1f MB) into %s in %.2fs: %.0f rows/s, %.1f MB/s\n",
+	fmt.Fprintf(std.Out, "loaded %d rows (%.1f MB) into %s in %.2fs: %.0f rows/s, %.1f MB/s\n",
 		res.Rows, mb, table, secs, float64(res.Rows)/secs, mb/secs)
 	return nil
 }

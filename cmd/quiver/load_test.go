@@ -18,22 +18,30 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/internal/testmem"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
+	"io"
 )
 
-// runQuiver runs the CLI in-process and returns its exit status, stdout
-// and stderr.
+// testInput is the standard input runQuiver gives the CLI (withStdin
+// sets it).
+var testInput string
+
+// runQuiver runs the CLI in-process, with testInput on its standard
+// input, and returns its exit status, stdout and stderr.
 func runQuiver(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	oldOut, oldErr := stdout, stderr
-	stdout, stderr = &out, &errOut
-	defer func() { stdout, stderr = oldOut, oldErr }()
-	code := run(args, &errOut)
+	code := run(args, cli.Stdio{In: strings.NewReader(testInput), Out: &out, Err: &errOut})
 	return code, out.String(), errOut.String()
+}
+
+// discard is standard streams for a test that reads none of them.
+func discard() cli.Stdio {
+	return cli.Stdio{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 }
 
 // writeLoadFiles writes rows 0..n-1 (id, name, score) as Parquet, Arrow
@@ -320,7 +328,7 @@ func TestClientFlags_Config(t *testing.T) {
 			fs := newFlagSet("test")
 			var cf clientFlags
 			cf.register(fs)
-			if _, err := parseFlags(fs, tt.args); err != nil {
+			if _, err := parseFlags(discard(), fs, tt.args); err != nil {
 				t.Fatal(err)
 			}
 			got, err := cf.config()

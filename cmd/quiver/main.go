@@ -22,9 +22,9 @@ import (
 
 // command is one verb: quiver <name> [flags] [args].
 type command interface {
-	// Run parses args with its own FlagSet and runs. A *usageError means a
-	// bad flag or argument (exit status 2).
-	Run(ctx context.Context, args []string) error
+	// Run parses args with its own FlagSet and runs, reading and writing
+	// std. A *usageError means a bad flag or argument (exit status 2).
+	Run(ctx context.Context, std cli.Stdio, args []string) error
 }
 
 // usageError is a bad flag or argument: quiver prints it and exits 2.
@@ -45,16 +45,16 @@ func register(name, summary string, mk func() command) {
 	}{summary, mk}
 }
 
-// stderr is where quiver prints hints and errors.
-var stderr io.Writer = os.Stderr
-
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], cli.OSStdio()))
 }
 
-func run(args []string, stderr io.Writer) int {
+// run runs quiver with args on the streams std and returns its exit
+// status: 0, 1 for a failure at run time, 2 for a bad flag or argument.
+func run(args []string, std cli.Stdio) int {
+	stderr := std.Err
 	if len(args) > 0 && args[0] == "help" {
-		return runHelp(args[1:], stderr)
+		return runHelp(args[1:], std)
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		printUsage(stderr)
@@ -73,7 +73,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := runVerb(ctx, c.new(), args[1:])
+	err := runVerb(ctx, c.new(), std, args[1:])
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -92,13 +92,13 @@ func run(args []string, stderr io.Writer) int {
 // runVerb runs a verb and turns a panic in it into an error, so that no
 // data, however odd, ends the CLI with a Go stack trace. Panics on other
 // goroutines are not caught: the code that starts a goroutine owns them.
-func runVerb(ctx context.Context, cmd command, args []string) (err error) {
+func runVerb(ctx context.Context, cmd command, std cli.Stdio, args []string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("stopped by a bug in quiver: %v; please report it with the command that caused it", p)
 		}
 	}()
-	return cmd.Run(ctx, args)
+	return cmd.Run(ctx, std, args)
 }
 
 func verbs() []string {
@@ -126,7 +126,7 @@ func newFlagSet(name string) *flag.FlagSet { return cli.NewFlagSet("quiver " + n
 
 // parseFlags parses args, turning a bad flag into a usage error. Flags may
 // follow positional arguments (quiver load a.parquet --table t).
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseFlags(std cli.Stdio, fs *flag.FlagSet, args []string) ([]string, error) {
 	if flagsShown != nil {
 		// quiver help reads the flags of a verb run with -h instead of
 		// printing them.
@@ -136,11 +136,12 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		return pos, err
 	}
-	return cli.ParseFlags(fs, args, stderr)
+	return cli.ParseFlags(fs, args, std.Err)
 }
 
-// newLogger returns the process logger: text to stderr at the given level.
-func newLogger(level, format string) (*slog.Logger, error) {
+// newLogger returns the process logger: text or JSON lines to w at the
+// given level.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("bad --log-level %q: use debug, info, warn or error", level)
@@ -148,9 +149,9 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usagef("bad --log-format %q: use text or json", format)
 }
@@ -160,11 +161,11 @@ const logFormatUsage = "log lines as text (key=value) or json (one object a line
 
 // announcer says where a listener listens: the line scripts wait for,
 // "quiver: PROTO listening on ADDR", or in a JSON log, a record.
-func announcer(format string, l *slog.Logger) func(proto, addr string) {
+func announcer(w io.Writer, format string, l *slog.Logger) func(proto, addr string) {
 	if format == "json" {
 		return func(proto, addr string) { l.Info("listening", "proto", proto, "addr", addr) }
 	}
-	return func(proto, addr string) { fmt.Fprintf(stderr, "quiver: %s listening on %s\n", proto, addr) }
+	return func(proto, addr string) { fmt.Fprintf(w, "quiver: %s listening on %s\n", proto, addr) }
 }
 
 // logStart logs which quiver is starting, first of all its lines.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 // asCLI, set in the environment, makes the test binary the quiver CLI, so
@@ -18,7 +20,7 @@ const asCLI = "QUIVER_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
-		os.Exit(run(os.Args[1:], os.Stderr))
+		os.Exit(run(os.Args[1:], cli.OSStdio()))
 	}
 	os.Exit(m.Run())
 }
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 // panicCmd panics, as a writer given data it cannot take once did.
 type panicCmd struct{}
 
-func (panicCmd) Run(context.Context, []string) error {
+func (panicCmd) Run(context.Context, cli.Stdio, []string) error {
 	var m map[string]int
 	m["x"]++ // a nil map: a runtime error, not a panic of our own
 	return nil

@@ -14,11 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/ipcx"
 	"github.com/quiverdata/quiver/mempool"
 )
@@ -29,7 +29,7 @@ func init() {
 
 type queryCmd struct{}
 
-func (queryCmd) Run(ctx context.Context, args []string) error {
+func (queryCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("query")
 	var (
 		cf          clientFlags
@@ -49,12 +49,12 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&parquetZip, "parquet-compression", "", "codec of --format parquet output: "+strings.Join(filesio.ParquetCodecs, ", ")+" (default zstd)")
 	fs.StringVar(&writeMem, "write-memory", filesio.DefaultMemoryLimit, "memory the DuckDB that writes csv, json and parquet may use (its memory_limit; more spills to temporary files)")
 	fs.BoolVar(&quiet, "quiet", false, "print no progress")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 && isTerminal(os.Stdin) {
-		return queryShell(ctx, &cf, compression, format, out, maxRows, writeMem)
+	if len(pos) == 0 && cli.IsTerminal(std.In) {
+		return queryShell(ctx, std, &cf, compression, format, out, maxRows, writeMem)
 	}
 	if len(pos) != 1 {
 		return usagef("give one SQL statement (quote it), e.g. quiver query \"SELECT 42\"")
@@ -74,7 +74,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	if !contains(client.OutputFormats, format) {
 		return usagef("unknown --format %q: use %s", format, strings.Join(client.OutputFormats, ", "))
 	}
-	if (format == "arrow" || format == "parquet") && out == "" && isTerminal(os.Stdout) {
+	if (format == "arrow" || format == "parquet") && out == "" && cli.IsTerminal(std.Out) {
 		return usagef("--format %s writes binary: give -o FILE or redirect stdout", format)
 	}
 	if err := checkResultCompression(compression); err != nil {
@@ -119,9 +119,9 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer res.Release()
 
-	src := &countingReader{RecordReader: res, prog: newFetchProgress(stderr, quiet || out == "")}
+	src := &countingReader{RecordReader: res, prog: newFetchProgress(std.Err, quiet || out == "")}
 	if out == "" {
-		err = writeResult(ctx, src, stdout, format, maxRows, wopts...)
+		err = writeResult(ctx, src, std.Out, format, maxRows, wopts...)
 	} else {
 		err = writeResultFile(ctx, src, out, format, maxRows, wopts...)
 	}
@@ -141,7 +141,7 @@ func (queryCmd) Run(ctx context.Context, args []string) error {
 	if out != "" {
 		rows, bytes := src.counts()
 		secs := time.Since(src.prog.start).Seconds()
-		fmt.Fprintf(stderr, "wrote %s rows (%.1f MB of Arrow data) to %s in %.1fs: %.0f rows/s, %.1f MB/s\n",
+		fmt.Fprintf(std.Err, "wrote %s rows (%.1f MB of Arrow data) to %s in %.1fs: %.0f rows/s, %.1f MB/s\n",
 			humanCount(rows), float64(bytes)/1e6, out, secs, float64(rows)/secs, float64(bytes)/1e6/secs)
 	}
 	return nil
@@ -243,8 +243,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
 // fetchProgress shows rows and MB fetched on stderr while a result streams
 // to a file: a live counter on a terminal, a line every few seconds
 // otherwise.
@@ -260,7 +258,7 @@ type fetchProgress struct {
 func newFetchProgress(w io.Writer, quiet bool) *fetchProgress {
 	p := &fetchProgress{w: w, quiet: quiet, start: time.Now(), every: 5 * time.Second}
 	p.last = p.start
-	if f, ok := w.(*os.File); ok && !quiet && isTerminal(f) {
+	if !quiet && cli.IsTerminal(w) {
 		p.every = 150 * time.Millisecond
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(w),

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/server"
+	"io"
 )
 
 // readmeExportRoot is the export root the README's example names.
@@ -46,14 +48,11 @@ func TestReadme_ExportAsWritten(t *testing.T) {
 	defer stop()
 
 	var out bytes.Buffer
-	old := stdout
-	stdout = &out
-	defer func() { stdout = old }()
 	ctx := context.Background()
 	for _, q := range queries {
 		t.Logf("README: %s", q)
 		out.Reset()
-		if err := (queryCmd{}).Run(ctx, readme.ShellWords(t, q)[2:]); err != nil {
+		if err := (queryCmd{}).Run(ctx, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: io.Discard}, readme.ShellWords(t, q)[2:]); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

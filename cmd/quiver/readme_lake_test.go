@@ -16,9 +16,11 @@ import (
 
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/readme"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
+	"io"
 )
 
 // readmeLake is the lake directory the README's replica example names.
@@ -103,7 +105,9 @@ func TestReadme_LakeReplicasAsWritten(t *testing.T) {
 		started := make(chan *server.Server, 1)
 		done := make(chan error, 1)
 		args := strings.Fields(line)[2:]
-		go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, args) }()
+		go func() {
+			done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, discard(), args)
+		}()
 		select {
 		case srv := <-started:
 			flights = append(flights, srv.FlightAddr)
@@ -140,12 +144,9 @@ func TestReadme_LakeReplicasAsWritten(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	old := stdout
-	stdout = &out
-	defer func() { stdout = old }()
 	for _, q := range queries {
 		out.Reset()
-		if err := (queryCmd{}).Run(ctx, readme.ShellWords(t, q)[2:]); err != nil {
+		if err := (queryCmd{}).Run(ctx, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: io.Discard}, readme.ShellWords(t, q)[2:]); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 		if strings.Contains(q, "count(*)") && !strings.Contains(out.String(), "60000") {

@@ -53,7 +53,9 @@ func TestReadme_ServeRolesAsWritten(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *server.Server, 1)
 	done := make(chan error, 1)
-	go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, args) }()
+	go func() {
+		done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, discard(), args)
+	}()
 	var srv *server.Server
 	select {
 	case srv = <-started:
@@ -137,7 +139,7 @@ func TestReadme_ServeCommandsParse(t *testing.T) {
 	}
 	for _, c := range cmds {
 		fs, f := newServeFlags()
-		if _, err := parseFlags(fs, strings.Fields(c)[2:]); err != nil {
+		if _, err := parseFlags(discard(), fs, strings.Fields(c)[2:]); err != nil {
 			t.Errorf("%s: %v", c, err)
 			continue
 		}

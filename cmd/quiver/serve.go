@@ -19,8 +19,10 @@ import (
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/ingest"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
+	"io"
 )
 
 func init() {
@@ -209,9 +211,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	return fs, f
 }
 
-func (c *serveCmd) Run(ctx context.Context, args []string) error {
+func (c *serveCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs, f := newServeFlags()
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -220,7 +222,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if f.conf.print {
-		return printConfig(stdout, fs)
+		return printConfig(std.Out, fs)
 	}
 	running := effective(fs)
 	cfg, logLevel, drain := f.cfg, f.logLevel, f.drain
@@ -239,16 +241,16 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if len(cfg.Security.Users) > 0 && cfg.Security.UsersFile != "" {
 		return usagef("give --users-file or --user, not both")
 	}
-	if cfg.Logger, err = newLogger(logLevel, f.logFormat); err != nil {
+	if cfg.Logger, err = newLogger(std.Err, logLevel, f.logFormat); err != nil {
 		return err
 	}
 	logStart(cfg.Logger, "serve")
-	cfg.Announce = announcer(f.logFormat, cfg.Logger)
+	cfg.Announce = announcer(std.Err, f.logFormat, cfg.Logger)
 	if len(cfg.Security.Users) > 0 {
 		cfg.Logger.Warn("--password puts passwords in the process list, where every local user can read them; keep users in a file instead: quiver user add NAME --users-file FILE, then quiver serve --users-file FILE")
 	}
 	if cfg.Security.UsersFile != "" {
-		if err := firstAdmin(cfg.Security.UsersFile); err != nil {
+		if err := firstAdmin(std, cfg.Security.UsersFile); err != nil {
 			return err
 		}
 	}
@@ -343,7 +345,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		cfg.Logger.Info("quiver is ready", "database", cfg.DB, "flight", srv.FlightAddr, "mysql", srv.MySQLAddr,
 			"http", srv.HTTPAddr, "metrics", srv.MetricsAddr)
 	} else {
-		printHints(srv, cfg)
+		printHints(std.Err, srv, cfg)
 	}
 	if c.started != nil {
 		c.started(srv)
@@ -419,7 +421,7 @@ func (u userList) specs() ([]server.UserSpec, error) {
 }
 
 // printHints tells a person how to connect.
-func printHints(srv *server.Server, cfg server.Config) {
+func printHints(w io.Writer, srv *server.Server, cfg server.Config) {
 	host, port, _ := strings.Cut(srv.FlightAddr, ":")
 	if strings.Contains(srv.FlightAddr, "]") { // IPv6
 		i := strings.LastIndex(srv.FlightAddr, ":")
@@ -482,7 +484,7 @@ func printHints(srv *server.Server, cfg server.Config) {
 	if cfg.Demo {
 		b.WriteString("  demo data  : customers, products, orders; e.g. SELECT status, count(*), sum(quantity) FROM orders GROUP BY 1\n")
 	}
-	fmt.Fprint(stderr, b.String())
+	fmt.Fprint(w, b.String())
 }
 
 // cliName is how to run this binary as the hints print it: quiver when

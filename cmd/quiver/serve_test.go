@@ -21,7 +21,7 @@ import (
 // parseUsers parses the user flags of a serve command line.
 func parseUsers(args []string) (map[string]auth.Role, error) {
 	fs, f := newServeFlags()
-	if _, err := parseFlags(fs, args); err != nil {
+	if _, err := parseFlags(discard(), fs, args); err != nil {
 		return nil, err
 	}
 	specs, err := f.users.specs()
@@ -186,10 +186,7 @@ func TestPrintHints_MySQLClient(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("PATH", tt.path)
 			var out bytes.Buffer
-			old := stderr
-			stderr = &out
-			t.Cleanup(func() { stderr = old })
-			printHints(srv, server.Config{DB: ":memory:"})
+			printHints(&out, srv, server.Config{DB: ":memory:"})
 			for _, w := range tt.want {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("hints lack %q; got:\n%s", w, out.String())

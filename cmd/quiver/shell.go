@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/filesio"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
@@ -41,7 +42,7 @@ type shellConfig struct {
 	keepGoing bool
 }
 
-func (shellCmd) Run(ctx context.Context, args []string) error {
+func (shellCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("shell")
 	var (
 		cf          clientFlags
@@ -58,7 +59,7 @@ func (shellCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&sc.history, "history", "", "file that keeps the statements typed at the prompt, created with mode 0600 (default $XDG_STATE_HOME/quiver/history, else ~/.local/state/quiver/history)")
 	fs.BoolVar(&noHistory, "no-history", false, "keep no history file")
 	fs.BoolVar(&sc.keepGoing, "keep-going", false, "in a script, go on after a failed statement (the exit status is still 1)")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -74,12 +75,12 @@ func (shellCmd) Run(ctx context.Context, args []string) error {
 	if noHistory {
 		sc.history = ""
 	}
-	return runShell(ctx, &cf, compression, sc, os.Stdin)
+	return runShell(ctx, std, &cf, compression, sc)
 }
 
 // queryShell is quiver query with no SQL on a terminal: the shell, with
 // query's flags.
-func queryShell(ctx context.Context, cf *clientFlags, compression, format, out string, maxRows int, writeMem string) error {
+func queryShell(ctx context.Context, std cli.Stdio, cf *clientFlags, compression, format, out string, maxRows int, writeMem string) error {
 	if err := checkResultCompression(compression); err != nil {
 		return err
 	}
@@ -96,12 +97,12 @@ func queryShell(ctx context.Context, cf *clientFlags, compression, format, out s
 		return usagef("the shell prints table, csv, json or arrow; for a parquet file give the statement: quiver query -o FILE.parquet \"SELECT ...\"")
 	}
 	sc := shellConfig{mode: format, output: out, maxRows: maxRows, writeMem: writeMem, history: defaultHistoryFile()}
-	return runShell(ctx, cf, compression, sc, os.Stdin)
+	return runShell(ctx, std, cf, compression, sc)
 }
 
-// runShell connects and reads statements from in: at a prompt when in is
-// a terminal, else as a script.
-func runShell(ctx context.Context, cf *clientFlags, compression string, sc shellConfig, in *os.File) error {
+// runShell connects and reads statements from std.In: at a prompt when it
+// is a terminal, else as a script.
+func runShell(ctx context.Context, std cli.Stdio, cf *clientFlags, compression string, sc shellConfig) error {
 	if !contains(shellModes, sc.mode) {
 		return usagef("unknown mode %q: use %s", sc.mode, strings.Join(shellModes, ", "))
 	}
@@ -121,7 +122,7 @@ func runShell(ctx context.Context, cf *clientFlags, compression string, sc shell
 	s := &session{
 		c: c, cf: cf, mode: sc.mode, maxRows: sc.maxRows,
 		wopts: []filesio.WriteOption{filesio.WithMemoryLimit(sc.writeMem)},
-		out:   stdout, errw: stderr,
+		out:   std.Out, errw: std.Err, std: std,
 		cat: newCatalog(c),
 	}
 	defer s.closeOutput()
@@ -131,8 +132,9 @@ func runShell(ctx context.Context, cf *clientFlags, compression string, sc shell
 			return err
 		}
 	}
-	if !term.IsTerminal(int(in.Fd())) {
-		return s.script(ctx, in, sc.keepGoing)
+	in, ok := std.In.(*os.File)
+	if !ok || !cli.IsTerminal(in) {
+		return s.script(ctx, std.In, sc.keepGoing)
 	}
 	s.interactive = true
 	return s.prompt(ctx, sc.history, in)
@@ -152,6 +154,7 @@ type session struct {
 	// holds one result, so the arrow mode writes one per .output.
 	outUsed bool
 	errw    io.Writer
+	std     cli.Stdio
 	cat     *catalog
 	// txn is the open transaction, which the statements run in.
 	txn *client.Txn
@@ -194,7 +197,7 @@ func (s *session) prompt(ctx context.Context, historyFile string, in *os.File) e
 		}
 	}()
 
-	src, err := newLineSource(in, historyFile, s.cat, s.promptText)
+	src, err := newLineSource(in, s.std, historyFile, s.cat, s.promptText)
 	if err != nil {
 		return err
 	}
@@ -355,7 +358,7 @@ func (s *session) run(ctx context.Context, sql string) error {
 		return s.transaction(ctx, v)
 	}
 	if s.mode == "arrow" {
-		if s.outFile == nil && isTerminalWriter(s.out) {
+		if s.outFile == nil && cli.IsTerminal(s.out) {
 			return errors.New("the arrow mode writes binary: give .output FILE first")
 		}
 		if s.outFile != nil && s.outUsed {
@@ -458,7 +461,7 @@ func (s *session) closeOutput() {
 		if err := s.outFile.Close(); err != nil {
 			fmt.Fprintf(s.errw, "quiver shell: close %s: %v\n", s.outFile.Name(), err)
 		}
-		s.out, s.outFile = stdout, nil
+		s.out, s.outFile = s.std.Out, nil
 	}
 }
 
@@ -499,10 +502,4 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(100 * time.Microsecond)
 	}
 	return d.Round(10 * time.Microsecond)
-}
-
-// isTerminalWriter reports whether w is a terminal.
-func isTerminalWriter(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/reeflective/readline"
 	"github.com/reeflective/readline/inputrc"
 
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
@@ -41,9 +42,9 @@ var errLineCanceled = errors.New("input canceled")
 // newLineSource returns the line editor, with history and completion,
 // when in and stdout are a terminal that can take its escape codes, else
 // a reader of plain lines that prompts on stderr.
-func newLineSource(in *os.File, historyFile string, cat *catalog, prompt func() string) (lineSource, error) {
-	if !isTerminal(os.Stdout) || os.Getenv("TERM") == "dumb" {
-		return &promptedSource{plainSource: newPlainSource(in), w: stderr, prompt: prompt}, nil
+func newLineSource(in *os.File, std cli.Stdio, historyFile string, cat *catalog, prompt func() string) (lineSource, error) {
+	if !cli.IsTerminal(std.Out) || os.Getenv("TERM") == "dumb" {
+		return &promptedSource{plainSource: newPlainSource(in), w: std.Err, prompt: prompt}, nil
 	}
 	rl := readline.NewShell(inputrc.WithApp("quiver"))
 	// The probe asks the terminal where the cursor is and waits for an
@@ -85,7 +86,7 @@ func newLineSource(in *os.File, historyFile string, cat *catalog, prompt func() 
 	if historyFile != "" {
 		h, err := openHistory(historyFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "quiver shell: %v; the history of this session will not be kept\n", err)
+			fmt.Fprintf(std.Err, "quiver shell: %v; the history of this session will not be kept\n", err)
 		} else {
 			rl.History.Delete()
 			rl.History.Add("quiver", h)

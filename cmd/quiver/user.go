@@ -18,6 +18,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 func init() {
@@ -38,10 +39,6 @@ const (
 // firstAdminName is the admin quiver serve --users-file creates in a
 // users file that has no users.
 const firstAdminName = "admin"
-
-// stdin is where passwords are read when no environment variable gives
-// one: from a terminal with a prompt and no echo, else its first line.
-var stdin = os.Stdin
 
 // userCmd is quiver user: it edits a users file (--users-file), or, without
 // one, asks a running server to (the quiver.user Flight action, which needs
@@ -66,9 +63,9 @@ func (*userCmd) reference() []referencePage {
 	return []referencePage{{title: "user add|passwd|del|role|list", args: []string{"list"}}}
 }
 
-func (c *userCmd) Run(ctx context.Context, args []string) error {
+func (c *userCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stderr, userUsage)
+		fmt.Fprintln(std.Err, userUsage)
 		if len(args) == 0 {
 			return usagef("name an operation: add, passwd, del, role or list")
 		}
@@ -80,7 +77,7 @@ func (c *userCmd) Run(ctx context.Context, args []string) error {
 	role := fs.String("role", "", "role of the user to add: readonly (the default), readwrite or admin")
 	var cf clientFlags
 	cf.register(fs)
-	pos, err := parseFlags(fs, args[1:])
+	pos, err := parseFlags(std, fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -101,12 +98,12 @@ func (c *userCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *file == "" {
-		if err := askLoginPassword(&cf); err != nil {
+		if err := askLoginPassword(std, &cf); err != nil {
 			return err
 		}
 	}
 	if req.Op == auth.OpAdd || req.Op == auth.OpPasswd {
-		if req.Password, err = newPassword(req.Name, *file != ""); err != nil {
+		if req.Password, err = newPassword(std, req.Name, *file != ""); err != nil {
 			return err
 		}
 	}
@@ -122,16 +119,16 @@ func (c *userCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if req.Op == auth.OpList {
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		w := tabwriter.NewWriter(std.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "NAME\tROLE")
 		for _, u := range reply.Users {
 			fmt.Fprintf(w, "%s\t%s\n", u.Name, u.Role)
 		}
 		return w.Flush()
 	}
-	fmt.Fprintf(stderr, "quiver user: %s %s\n", done(req, reply), where)
+	fmt.Fprintf(std.Err, "quiver user: %s %s\n", done(req, reply), where)
 	if *file != "" {
-		fmt.Fprintln(stderr, "quiver user: a quiver serve --users-file running on it reads it again on SIGHUP")
+		fmt.Fprintln(std.Err, "quiver user: a quiver serve --users-file running on it reads it again on SIGHUP")
 	}
 	return nil
 }
@@ -202,11 +199,11 @@ func editUsersFile(path string, req auth.UserRequest) (auth.UserReply, error) {
 
 // askLoginPassword asks, on a terminal, for the password of the user
 // that --user names when neither --password nor QUIVER_PASSWORD gave it.
-func askLoginPassword(cf *clientFlags) error {
-	if cf.user == "" || cf.password != "" || !isTerminal(stdin) {
+func askLoginPassword(std cli.Stdio, cf *clientFlags) error {
+	if cf.user == "" || cf.password != "" || !cli.IsTerminal(std.In) {
 		return nil
 	}
-	pw, err := promptPassword(fmt.Sprintf("password of %s: ", cf.user))
+	pw, err := promptPassword(std, fmt.Sprintf("password of %s: ", cf.user))
 	if err != nil {
 		return err
 	}
@@ -251,22 +248,22 @@ func userAction(ctx context.Context, cf *clientFlags, req auth.UserRequest) (aut
 
 // newPassword returns the password to set for name: QUIVER_NEW_PASSWORD,
 // else (fileMode) QUIVER_PASSWORD, else asked twice on the terminal, else
-// the first line of stdin.
-func newPassword(name string, fileMode bool) (string, error) {
+// the first line of std.In.
+func newPassword(std cli.Stdio, name string, fileMode bool) (string, error) {
 	if pw := os.Getenv(envNewPassword); pw != "" {
 		return pw, nil
 	}
 	if pw := os.Getenv(envPassword); pw != "" && fileMode {
 		return pw, nil
 	}
-	if !isTerminal(stdin) {
-		return readLinePassword(stdin)
+	if !cli.IsTerminal(std.In) {
+		return readLinePassword(std.In)
 	}
-	pw, err := promptPassword(fmt.Sprintf("new password of %s: ", name))
+	pw, err := promptPassword(std, fmt.Sprintf("new password of %s: ", name))
 	if err != nil {
 		return "", err
 	}
-	again, err := promptPassword("again: ")
+	again, err := promptPassword(std, "again: ")
 	if err != nil {
 		return "", err
 	}
@@ -279,7 +276,7 @@ func newPassword(name string, fileMode bool) (string, error) {
 // firstAdmin makes sure the users file at path has a user, before quiver
 // serve loads it: a missing or empty file gets an admin named admin, with
 // the password from QUIVER_PASSWORD or asked on the terminal.
-func firstAdmin(path string) error {
+func firstAdmin(std cli.Stdio, path string) error {
 	st, err := auth.ReadUsersFile(path)
 	switch {
 	case err == nil && st.Len() > 0:
@@ -289,13 +286,13 @@ func firstAdmin(path string) error {
 	}
 	pw := os.Getenv(envPassword)
 	if pw == "" {
-		if !isTerminal(stdin) {
+		if !cli.IsTerminal(std.In) {
 			return fmt.Errorf("users file %s has no users: set %s to the first admin's password, or add users with: quiver user add NAME --role admin --users-file %s", path, envPassword, path)
 		}
-		if pw, err = promptPassword(fmt.Sprintf("users file %s has no users; password of its first admin, %s: ", path, firstAdminName)); err != nil {
+		if pw, err = promptPassword(std, fmt.Sprintf("users file %s has no users; password of its first admin, %s: ", path, firstAdminName)); err != nil {
 			return err
 		}
-		again, err := promptPassword("again: ")
+		again, err := promptPassword(std, "again: ")
 		if err != nil {
 			return err
 		}
@@ -312,15 +309,20 @@ func firstAdmin(path string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "quiver: users file %s created with the admin %s; add users with quiver user add\n", path, firstAdminName)
+	fmt.Fprintf(std.Err, "quiver: users file %s created with the admin %s; add users with quiver user add\n", path, firstAdminName)
 	return nil
 }
 
-// promptPassword asks for a password on the terminal without echo.
-func promptPassword(prompt string) (string, error) {
-	fmt.Fprint(stderr, prompt)
-	b, err := term.ReadPassword(int(stdin.Fd()))
-	fmt.Fprintln(stderr)
+// promptPassword asks for a password on the terminal std.In without
+// echo.
+func promptPassword(std cli.Stdio, prompt string) (string, error) {
+	f, ok := std.In.(*os.File)
+	if !ok {
+		return "", errors.New("read password: standard input is not a terminal")
+	}
+	fmt.Fprint(std.Err, prompt)
+	b, err := term.ReadPassword(int(f.Fd()))
+	fmt.Fprintln(std.Err)
 	if err != nil {
 		return "", fmt.Errorf("read password: %w", err)
 	}

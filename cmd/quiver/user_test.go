@@ -14,8 +14,11 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/cli"
+	"github.com/quiverdata/quiver/internal/syncbuf"
 	"github.com/quiverdata/quiver/internal/testutil"
 	"github.com/quiverdata/quiver/server"
+	"io"
 )
 
 // noPasswordEnv clears the password variables for the test.
@@ -27,20 +30,9 @@ func noPasswordEnv(t *testing.T) {
 // withStdin makes text the standard input passwords are read from.
 func withStdin(t *testing.T, text string) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	old := stdin
-	stdin = r
-	t.Cleanup(func() {
-		stdin = old
-		r.Close()
-	})
+	old := testInput
+	testInput = text
+	t.Cleanup(func() { testInput = old })
 }
 
 // canLogin reports whether user logs in to srv over Flight with password.
@@ -245,23 +237,14 @@ func TestServe_UsersFileNoPassword(t *testing.T) {
 // TestServe_PasswordFlagWarns checks the old --user/--password flags
 // still work, with a warning that the password is in the process list.
 func TestServe_PasswordFlagWarns(t *testing.T) {
-	logFile, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldStderr := os.Stderr
-	os.Stderr = logFile
-	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--user", "a", "--password", "apw")
-	os.Stderr = oldStderr
+	var log syncbuf.Buffer
+	srv, stop := startServeWith(t, cli.Stdio{In: strings.NewReader(""), Out: io.Discard, Err: &log},
+		"--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--user", "a", "--password", "apw")
 	defer stop()
 	if err := canLogin(t, srv, "a", "apw"); err != nil {
 		t.Errorf("login: %v", err)
 	}
-	b, err := os.ReadFile(logFile.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "level=WARN") || !strings.Contains(string(b), "process list") {
+	if b := log.String(); !strings.Contains(b, "level=WARN") || !strings.Contains(b, "process list") {
 		t.Errorf("serve's log has no warning about the process list:\n%s", b)
 	}
 }
@@ -269,10 +252,16 @@ func TestServe_PasswordFlagWarns(t *testing.T) {
 // startServe runs quiver serve with args in-process until stop is called.
 func startServe(t *testing.T, args ...string) (*server.Server, func()) {
 	t.Helper()
+	return startServeWith(t, discard(), args...)
+}
+
+// startServeWith is startServe on the standard streams std.
+func startServeWith(t *testing.T, std cli.Stdio, args ...string) (*server.Server, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *server.Server, 1)
 	done := make(chan error, 1)
-	go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, args) }()
+	go func() { done <- (&serveCmd{started: func(s *server.Server) { started <- s }}).Run(ctx, std, args) }()
 	select {
 	case srv := <-started:
 		return srv, func() {

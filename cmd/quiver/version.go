@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/internal/version"
 )
 
@@ -14,10 +15,10 @@ func init() {
 
 type versionCmd struct{}
 
-func (c *versionCmd) Run(_ context.Context, args []string) error {
+func (c *versionCmd) Run(_ context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("version")
 	asJSON := fs.Bool("json", false, "print the version as one JSON object, as /healthz reports it")
-	rest, err := parseFlags(fs, args)
+	rest, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -26,8 +27,8 @@ func (c *versionCmd) Run(_ context.Context, args []string) error {
 	}
 	info := version.Get()
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(info)
+		return json.NewEncoder(std.Out).Encode(info)
 	}
-	_, err = fmt.Fprintln(stdout, info)
+	_, err = fmt.Fprintln(std.Out, info)
 	return err
 }

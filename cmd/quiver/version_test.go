@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"bytes"
 	"github.com/quiverdata/quiver/internal/version"
 )
 
@@ -53,12 +54,21 @@ func TestVersion(t *testing.T) {
 
 func TestNewLogger_Formats(t *testing.T) {
 	for _, tc := range []struct {
-		format string
-		ok     bool
-	}{{"text", true}, {"json", true}, {"", true}, {"yaml", false}} {
-		_, err := newLogger("info", tc.format)
+		format, want string // want: the start of the line a logged "hi" makes
+		ok           bool
+	}{{"text", "time=", true}, {"json", `{"time":`, true}, {"", "time=", true}, {"yaml", "", false}} {
+		var out bytes.Buffer
+		l, err := newLogger(&out, "info", tc.format)
 		if (err == nil) != tc.ok {
 			t.Errorf("newLogger(info, %q) = %v, want ok: %v", tc.format, err, tc.ok)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		l.Info("hi")
+		if !strings.HasPrefix(out.String(), tc.want) || !strings.Contains(out.String(), "hi") {
+			t.Errorf("--log-format %q: logged %q, want a line starting %q", tc.format, out.String(), tc.want)
 		}
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+
+	"golang.org/x/term"
 )
 
 // UsageError is a bad flag or argument: the command prints it on one line
@@ -50,4 +53,22 @@ func ParseFlags(fs *flag.FlagSet, args []string, help io.Writer) ([]string, erro
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// Stdio is a command's standard streams. Commands take them from their
+// caller, not from the os package, so that a test runs a command
+// in-process with buffers, and several at once.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// OSStdio is the process's own standard streams.
+func OSStdio() Stdio { return Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// IsTerminal reports whether a stream is a terminal; only an *os.File can
+// be one.
+func IsTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
