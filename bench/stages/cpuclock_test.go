@@ -33,13 +33,18 @@ func TestCPUClock_Between(t *testing.T) {
 	}
 }
 
-// TestCPUClock_Measures checks the clock against a busy loop: a goroutine
-// that spins for a window shows at least part of a core busy in it, and
-// a sleeping window far less.
+// TestCPUClock_Measures checks the clock against a busy loop: a window in
+// which a goroutine spun for 100 ms of CPU shows at least a quarter of
+// it, and a sleeping window far less.
 func TestCPUClock_Measures(t *testing.T) {
 	c := startCPUClock()
 	start := time.Now()
-	for time.Since(start) < 100*time.Millisecond {
+	// Spin until the process has used 100 ms of CPU, not for 100 ms of
+	// wall time: on a loaded machine a spin of 100 ms may get a fifth
+	// of a core. The deadline bounds the wait if the CPU time never
+	// moves.
+	cpu0 := processCPU()
+	for processCPU()-cpu0 < 100*time.Millisecond && time.Since(start) < 20*time.Second {
 	}
 	busyEnd := time.Now()
 	time.Sleep(100 * time.Millisecond)
@@ -49,7 +54,7 @@ func TestCPUClock_Measures(t *testing.T) {
 	busy := c.between(start, busyEnd)
 	idle := c.between(busyEnd, idleEnd)
 	if busy < 25*time.Millisecond {
-		t.Errorf("a 100 ms spin measured %v of CPU", busy)
+		t.Errorf("a spin of 100 ms of CPU measured %v", busy)
 	}
 	if idle >= busy/2 {
 		t.Errorf("a 100 ms sleep measured %v of CPU, the spin %v", idle, busy)
