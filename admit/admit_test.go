@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"testing/synctest"
 )
 
 func mustAdmit(t *testing.T, c *Controller, l Lane) *Slot {
@@ -61,6 +63,14 @@ func waitCount(t *testing.T, c *Controller, what string, n int, count func() int
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// settledPending is pendingNow once every goroutine of the test's bubble
+// is blocked: in a synctest bubble, whether a waiter started is then
+// settled, with no wait on a real clock.
+func settledPending(ch chan admitResult) bool {
+	synctest.Wait()
+	return pendingNow(ch)
 }
 
 func pending(ch chan admitResult) bool {
@@ -303,52 +313,54 @@ func twoClasses(t *testing.T, mysqlUser, flightUser string) (mysql, flight conte
 // lately, ahead of an earlier query of a class that ran more, and each
 // class is served in order.
 func TestController_FairStartsByRunTime(t *testing.T) {
-	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
-	mysql, flight := twoClasses(t, "ann", "ann")
-	// MySQL holds both bulk run slots, for a while.
-	m1 := mustAdmitCtx(t, mysql, c, Bulk)
-	m2 := mustAdmitCtx(t, mysql, c, Bulk)
-	// Another MySQL query queues first, then two Flight ones.
-	m3 := admitAsync(mysql, c, Bulk)
-	waitQueued(t, c, 1)
-	f1 := admitAsync(flight, c, Bulk)
-	waitQueued(t, c, 2)
-	f2 := admitAsync(flight, c, Bulk)
-	waitQueued(t, c, 3)
-	time.Sleep(20 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+		mysql, flight := twoClasses(t, "ann", "ann")
+		// MySQL holds both bulk run slots, for a while.
+		m1 := mustAdmitCtx(t, mysql, c, Bulk)
+		m2 := mustAdmitCtx(t, mysql, c, Bulk)
+		// Another MySQL query queues first, then two Flight ones.
+		m3 := admitAsync(mysql, c, Bulk)
+		waitQueued(t, c, 1)
+		f1 := admitAsync(flight, c, Bulk)
+		waitQueued(t, c, 2)
+		f2 := admitAsync(flight, c, Bulk)
+		waitQueued(t, c, 3)
+		time.Sleep(20 * time.Millisecond)
 
-	m1.Done() // MySQL ran 20 ms, Flight not at all: Flight's first goes
-	r1 := <-f1
-	if r1.err != nil {
-		t.Fatal(r1.err)
-	}
-	if !pending(m3) || !pending(f2) {
-		t.Fatal("more than one query started for one free slot")
-	}
-	m2.Done() // MySQL ran 40 ms, Flight still nothing: Flight's second goes
-	r2 := <-f2
-	if r2.err != nil {
-		t.Fatal(r2.err)
-	}
-	if !pending(m3) {
-		t.Fatal("MySQL's waiter started with no slot free")
-	}
-	r1.s.Done() // only MySQL waits
-	r3 := <-m3
-	if r3.err != nil {
-		t.Fatal(r3.err)
-	}
-	if st := c.Stats(); st.Running[Bulk] != 2 || st.Queued != 0 {
-		t.Fatalf("stats %+v: want 2 bulk running, none queued", st)
-	}
-	r2.s.Done()
-	r3.s.Done()
-	c.mu.Lock()
-	byOpen := len(c.openBy[Bulk])
-	c.mu.Unlock()
-	if byOpen != 0 {
-		t.Fatalf("%d classes hold open slots, want none", byOpen)
-	}
+		m1.Done() // MySQL ran 20 ms, Flight not at all: Flight's first goes
+		r1 := <-f1
+		if r1.err != nil {
+			t.Fatal(r1.err)
+		}
+		if !settledPending(m3) || !settledPending(f2) {
+			t.Fatal("more than one query started for one free slot")
+		}
+		m2.Done() // MySQL ran 40 ms, Flight still nothing: Flight's second goes
+		r2 := <-f2
+		if r2.err != nil {
+			t.Fatal(r2.err)
+		}
+		if !settledPending(m3) {
+			t.Fatal("MySQL's waiter started with no slot free")
+		}
+		r1.s.Done() // only MySQL waits
+		r3 := <-m3
+		if r3.err != nil {
+			t.Fatal(r3.err)
+		}
+		if st := c.Stats(); st.Running[Bulk] != 2 || st.Queued != 0 {
+			t.Fatalf("stats %+v: want 2 bulk running, none queued", st)
+		}
+		r2.s.Done()
+		r3.s.Done()
+		c.mu.Lock()
+		byOpen := len(c.openBy[Bulk])
+		c.mu.Unlock()
+		if byOpen != 0 {
+			t.Fatalf("%d classes hold open slots, want none", byOpen)
+		}
+	})
 }
 
 // A class of short results does not starve a class of long ones: the old
@@ -356,121 +368,127 @@ func TestController_FairStartsByRunTime(t *testing.T) {
 // MySQL's second fetch while its first stayed open and Flight's came and
 // went.
 func TestController_ShortResultsDoNotStarveLong(t *testing.T) {
-	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
-	mysql, flight := twoClasses(t, "ann", "ann")
-	for range 2 { // open throughout, their clients slow
-		long := mustAdmitCtx(t, mysql, c, Bulk)
-		long.Pause()
-		defer long.Done()
-	}
-	short := mustAdmitCtx(t, flight, c, Bulk)
-	blocker := mustAdmitCtx(t, flight, c, Bulk)
-	m2 := admitAsync(mysql, c, Bulk)
-	waitQueued(t, c, 1)
-	var flights []chan admitResult
-	for range 3 {
-		flights = append(flights, admitAsync(flight, c, Bulk))
-		waitQueued(t, c, len(flights)+1)
-	}
-	time.Sleep(5 * time.Millisecond)
-	short.Done() // Flight ran 5 ms and holds 1 open, MySQL ran ~0 ms and holds 2 of 6
-	r := <-m2
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	r.s.Done()
-	blocker.Done()
-	for _, f := range flights {
-		r := <-f
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+		mysql, flight := twoClasses(t, "ann", "ann")
+		for range 2 { // open throughout, their clients slow
+			long := mustAdmitCtx(t, mysql, c, Bulk)
+			long.Pause()
+			defer long.Done()
+		}
+		short := mustAdmitCtx(t, flight, c, Bulk)
+		blocker := mustAdmitCtx(t, flight, c, Bulk)
+		m2 := admitAsync(mysql, c, Bulk)
+		waitQueued(t, c, 1)
+		var flights []chan admitResult
+		for range 3 {
+			flights = append(flights, admitAsync(flight, c, Bulk))
+			waitQueued(t, c, len(flights)+1)
+		}
+		time.Sleep(5 * time.Millisecond)
+		short.Done() // Flight ran 5 ms and holds 1 open, MySQL ran ~0 ms and holds 2 of 6
+		r := <-m2
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
 		r.s.Done()
-	}
+		blocker.Done()
+		for _, f := range flights {
+			r := <-f
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			r.s.Done()
+		}
+	})
 }
 
 // A class that holds half the lane's open results or more starts after
 // every other class waiting, however little it ran.
 func TestController_StartsCapOpenShare(t *testing.T) {
-	// Open 8: the bulk lane may hold 6 open, half is 3.
-	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
-	slow, other := twoClasses(t, "ann", "bob")
-	var paused []*Slot
-	for range 3 {
-		s := mustAdmitCtx(t, slow, c, Bulk)
-		s.Pause() // clients that read slowly: open, not running
-		paused = append(paused, s)
-	}
-	busy := mustAdmitCtx(t, other, c, Bulk)
-	time.Sleep(20 * time.Millisecond) // bob runs 20 ms, ann never ran
-	busy2 := mustAdmitCtx(t, other, c, Bulk)
-	a := admitAsync(slow, c, Bulk)
-	waitQueued(t, c, 1)
-	b := admitAsync(other, c, Bulk)
-	waitQueued(t, c, 2)
-	busy.Done()
-	r := <-b
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if !pending(a) {
-		t.Fatal("a class holding half the open results started ahead of another class")
-	}
-	r.s.Done()
-	if r := <-a; r.err != nil {
-		t.Fatal(r.err)
-	} else {
+	synctest.Test(t, func(t *testing.T) {
+		// Open 8: the bulk lane may hold 6 open, half is 3.
+		c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+		slow, other := twoClasses(t, "ann", "bob")
+		var paused []*Slot
+		for range 3 {
+			s := mustAdmitCtx(t, slow, c, Bulk)
+			s.Pause() // clients that read slowly: open, not running
+			paused = append(paused, s)
+		}
+		busy := mustAdmitCtx(t, other, c, Bulk)
+		time.Sleep(20 * time.Millisecond) // bob runs 20 ms, ann never ran
+		busy2 := mustAdmitCtx(t, other, c, Bulk)
+		a := admitAsync(slow, c, Bulk)
+		waitQueued(t, c, 1)
+		b := admitAsync(other, c, Bulk)
+		waitQueued(t, c, 2)
+		busy.Done()
+		r := <-b
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if !settledPending(a) {
+			t.Fatal("a class holding half the open results started ahead of another class")
+		}
 		r.s.Done()
-	}
-	busy2.Done()
-	for _, s := range paused {
-		s.Done()
-	}
+		if r := <-a; r.err != nil {
+			t.Fatal(r.err)
+		} else {
+			r.s.Done()
+		}
+		busy2.Done()
+		for _, s := range paused {
+			s.Done()
+		}
+	})
 }
 
 // A run slot that comes free goes to the paused query of the class
 // running the fewest, ahead of an earlier one of a class running more.
 func TestController_FairResume(t *testing.T) {
-	c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
-	a, b := twoClasses(t, "ann", "bob")
-	a1 := mustAdmitCtx(t, a, c, Bulk)
-	a1.Pause()
-	a2 := mustAdmitCtx(t, a, c, Bulk)
-	a2.Pause()
-	b1 := mustAdmitCtx(t, b, c, Bulk)
-	b1.Pause()
-	// Class a holds both bulk run slots.
-	runner := mustAdmitCtx(t, a, c, Bulk)
-	runner2 := mustAdmitCtx(t, a, c, Bulk)
-	resumed := make(chan *Slot, 3)
-	for _, s := range []*Slot{a1, a2} {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Config{Running: 4, Reserved: 2, Open: 8, Timeout: time.Minute})
+		a, b := twoClasses(t, "ann", "bob")
+		a1 := mustAdmitCtx(t, a, c, Bulk)
+		a1.Pause()
+		a2 := mustAdmitCtx(t, a, c, Bulk)
+		a2.Pause()
+		b1 := mustAdmitCtx(t, b, c, Bulk)
+		b1.Pause()
+		// Class a holds both bulk run slots.
+		runner := mustAdmitCtx(t, a, c, Bulk)
+		runner2 := mustAdmitCtx(t, a, c, Bulk)
+		resumed := make(chan *Slot, 3)
+		for _, s := range []*Slot{a1, a2} {
+			go func() {
+				if err := s.Resume(context.Background()); err == nil {
+					resumed <- s
+				}
+			}()
+		}
+		waitResuming(t, c, 2)
 		go func() {
-			if err := s.Resume(context.Background()); err == nil {
-				resumed <- s
+			if err := b1.Resume(context.Background()); err == nil {
+				resumed <- b1
 			}
 		}()
-	}
-	waitResuming(t, c, 2)
-	go func() {
-		if err := b1.Resume(context.Background()); err == nil {
-			resumed <- b1
+		waitResuming(t, c, 3)
+		runner.Done() // a runs 1, b 0: b's resume goes first
+		if got := <-resumed; got != b1 {
+			t.Fatal("a paused query of the class running more resumed ahead of another class's")
 		}
-	}()
-	waitResuming(t, c, 3)
-	runner.Done() // a runs 1, b 0: b's resume goes first
-	if got := <-resumed; got != b1 {
-		t.Fatal("a paused query of the class running more resumed ahead of another class's")
-	}
-	runner2.Done()
-	b1.Done()
-	<-resumed
-	<-resumed
-	for _, s := range []*Slot{a1, a2} {
-		s.Done()
-	}
-	if st := c.Stats(); st.Running != [2]int{} || st.Open != [2]int{} {
-		t.Fatalf("stats %+v after every slot is done", st)
-	}
+		runner2.Done()
+		b1.Done()
+		<-resumed
+		<-resumed
+		for _, s := range []*Slot{a1, a2} {
+			s.Done()
+		}
+		if st := c.Stats(); st.Running != [2]int{} || st.Open != [2]int{} {
+			t.Fatalf("stats %+v after every slot is done", st)
+		}
+	})
 }
 
 func waitResuming(t *testing.T, c *Controller, n int) {
