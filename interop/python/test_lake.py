@@ -204,14 +204,14 @@ def test_spark_reads_the_kafka_partition_column(lake, spark):
     assert row[0] == messages
 
 
-def test_readme_lake_snippet_runs_as_written(lake):
-    """The README's pyiceberg/pandas/polars block, run with the lake's
-    directory in place of /srv/lake."""
+def test_docs_lake_snippet_runs_as_written(lake):
+    """The pyiceberg/pandas/polars block of docs/clients.md, run with the
+    lake's directory in place of /tmp/quiver-lake."""
     directory, messages, _, _ = lake
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
-    start = readme.index("# pyiceberg, pandas, polars\n")
-    block = readme[start : readme.index("```", start)]
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "clients.md")).read()
+    start = page.index("# pyiceberg, pandas, polars\n")
+    block = page[start : page.index("```", start)]
     scope = {}
-    exec(block.replace("/srv/lake", directory), scope)
+    exec(block.replace("/tmp/quiver-lake", directory), scope)
     assert len(scope["df"]) == messages - FIRST_AFTER_MIDNIGHT
     assert scope["lf"].select("id").collect().height == messages
