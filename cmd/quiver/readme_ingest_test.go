@@ -58,7 +58,7 @@ func TestReadme_IngestAsWritten(t *testing.T) {
 		newIngestOptions(fs)
 		var conf configFlags
 		conf.register(fs)
-		if _, err := parseFlags(fs, strings.Fields(line)[2:]); err != nil {
+		if _, err := parseFlags(discard(), fs, strings.Fields(line)[2:]); err != nil {
 			t.Errorf("%s: %v", line, err)
 		}
 	}
@@ -89,7 +89,7 @@ func TestReadme_IngestAsWritten(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- (&ingestCmd{}).Run(ctx, strings.Fields(line)[2:]) }()
+			go func() { done <- (&ingestCmd{}).Run(ctx, discard(), strings.Fields(line)[2:]) }()
 			waitGroupAt(t, "quiver", n, done)
 			cancel()
 			select {
