@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the release archives into dist/: for each platform, a directory
 # quiver-VERSION-OS-ARCH holding the quiver binary, LICENSE,
-# THIRD_PARTY_NOTICES.md and README.md, packed as a .tar.gz, and the
+# THIRD_PARTY_NOTICES.md, README.md and docs/ (where its links lead), packed as a .tar.gz, and the
 # SHA-256 sums of every archive in dist/SHA256SUMS.
 #   scripts/dist.sh VERSION LDFLAGS     build the archives
 #   scripts/dist.sh check               unpack the linux/amd64 archive in a
@@ -25,7 +25,7 @@ build() {
 		mkdir -p "dist/$name"
 		CGO_ENABLED=1 GOOS=$os GOARCH=$arch go build -tags duckdb_arrow \
 			-ldflags "$ldflags" -o "dist/$name/quiver" ./cmd/quiver
-		cp LICENSE THIRD_PARTY_NOTICES.md README.md "dist/$name/"
+		cp -R LICENSE THIRD_PARTY_NOTICES.md README.md docs "dist/$name/"
 		tar -C dist -czf "dist/$name.tar.gz" "$name"
 		rm -rf "dist/${name:?}"
 	done
@@ -45,7 +45,7 @@ check() {
 	tar -C "$dir" -xzf "$archive"
 	local root
 	root=$(echo "$dir"/quiver-*)
-	for f in quiver LICENSE THIRD_PARTY_NOTICES.md README.md; do
+	for f in quiver LICENSE THIRD_PARTY_NOTICES.md README.md docs/getting-started.md; do
 		[ -e "$root/$f" ] || { echo "$archive lacks $f" >&2; exit 1; }
 	done
 	local name version
