@@ -128,10 +128,17 @@ func Peers(ctx context.Context, cfg PeersConfig) (*report.Report, error) {
 	return r, nil
 }
 
-// peerSetupSQL generates the same tables on every server: the fetch
-// workloads' num and str, the point-query table and the insert target.
+// fetchSetupSQL generates the fetched tables, num and str, the same on
+// every server.
+func fetchSetupSQL(cfg PeersConfig) []string {
+	return []string{workload.CreateSQL("num", cfg.Num20Rows), workload.CreateSQL("str", cfg.Str20Rows)}
+}
+
+// peerSetupSQL generates the tables of the comparisons cfg runs: the
+// fetched ones, and for Quack the point-query table and the insert
+// target.
 func peerSetupSQL(cfg PeersConfig) []string {
-	sqls := []string{workload.CreateSQL("num", cfg.Num20Rows), workload.CreateSQL("str", cfg.Str20Rows)}
+	sqls := fetchSetupSQL(cfg)
 	if cfg.Quack {
 		sqls = append(sqls,
 			fmt.Sprintf("CREATE OR REPLACE TABLE pt AS SELECT i AS id, 'val_' || i AS s FROM range(%d) t(i)", cfg.PointRows),
@@ -166,8 +173,8 @@ func (f peerFetch) Case() string { return f.Workload + "/" + report.FmtRows(f.Ro
 func flightPeer(ctx context.Context, cfg PeersConfig, dir string, srv *serveproc.Proc, r *report.Report) (*report.Table, error) {
 	args := []string{filepath.Join(dir, "flight_peer.py"), "--db", filepath.Join(dir, "flight_peer.duckdb"),
 		"--batch-rows", strconv.Itoa(cfg.PeerBatchRows)}
-	for _, table := range []string{"num", "str"} {
-		args = append(args, "--setup", workload.CreateSQL(table, map[string]int64{"num": cfg.Num20Rows, "str": cfg.Str20Rows}[table]))
+	for _, sql := range fetchSetupSQL(cfg) {
+		args = append(args, "--setup", sql)
 	}
 	peer, err := startPyServer(ctx, "the C++ Flight peer", cfg.Python, 10*time.Minute, args...)
 	if err != nil {
