@@ -137,6 +137,11 @@ class Quack:
         self.con.close()
 
 
+def progress(msg):
+    # stdout carries the JSON; a long run says where it is on stderr.
+    print(f"quack_bench: {msg}", file=sys.stderr, flush=True)
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -155,6 +160,7 @@ def run_fetches(clients, cases, reps, warmup):
                 del table
                 if i >= warmup:
                     secs[c.name].append(dt)
+                progress(f"fetch {name} {c.name}: {dt:.2f} s{' (warm-up)' if i < warmup else ''}")
         out.append({"workload": name, "rows": rows, "seconds": secs})
     return out
 
@@ -173,6 +179,7 @@ def run_points(clients, sql, keys, reps, warmup):
                 if len(got) != 1:
                     raise SystemExit(f"{c.name} point query id = {k}: got {len(got)} rows, want 1")
                 lat[c.name].append(dt)
+            progress(f"point queries {c.name}: {len(lat[c.name])} done")
     return lat
 
 
@@ -184,6 +191,7 @@ def run_inserts(args, targets, clients, reps):
         for _ in range(reps):
             for t in targets:
                 rates[t].append(insert_round(args, t, n) / args.insert_window)
+                progress(f"inserts {t}, {n} clients: {rates[t][-1]:.0f} /s")
         out.append({"clients": n, "rows_per_s": rates})
     return out
 
