@@ -76,6 +76,10 @@ func Start(ctx context.Context, bin, db string, mysql bool, extra ...string) (*P
 	return p, nil
 }
 
+// Pid is the server's process id, for reading its CPU time and memory
+// from /proc.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // RSS is the server's resident memory in bytes, or 0 when it is gone.
 func (p *Proc) RSS() int64 {
 	m, _ := osfacts.ProcessMemory(p.cmd.Process.Pid)
