@@ -104,3 +104,14 @@ func parseManifest(id string, data []byte) (*Manifest, error) {
 	}
 	return &m, nil
 }
+
+// ActionType is the Flight action that asks a server for a backup; its
+// body is a JSON Request and its result the backup's JSON Manifest.
+const ActionType = "quiver.backup"
+
+// Request is the body of the ActionType action.
+type Request struct {
+	// To is the backup location: file:///dir (on the server's file
+	// system) or s3://bucket/prefix.
+	To string `json:"to"`
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/backup"
 	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
@@ -108,8 +109,9 @@ type Server struct {
 	HTTPAddr    string
 	MetricsAddr string
 
-	sec   *security
-	stops []namedStop
+	sec    *security
+	stops  []namedStop
+	backer *backup.Backer
 
 	pipeMu    sync.Mutex
 	pipelines []*runningPipeline
@@ -163,6 +165,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.admission(); err != nil {
 		return nil, err
 	}
+	staging, err := s.backupStaging()
+	if err != nil {
+		return nil, err
+	}
+	allowed = append(allowed, staging)
 	start := time.Now()
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: s.cfg.MemoryLimit, BatchRows: cfg.BatchRows,
@@ -174,6 +181,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.stops = append(s.stops, namedStop{"database", func(context.Context) { s.DB.Close() }})
 	s.Classifier.Parse = s.syntaxTree
 	s.log.Info("database open", "path", cfg.DB, "took", time.Since(start).Round(time.Millisecond))
+	if err := s.setupBackup(staging); err != nil {
+		return nil, err
+	}
 	if lk != nil {
 		if err := s.attachLake(ctx, lk); err != nil {
 			return nil, err
@@ -241,7 +251,7 @@ func (s *Server) startFlight(sec *security) error {
 		Planner:            s.planners(),
 		Locations:          s.locations(sec.tls != nil),
 		TicketKey:          sec.ticketKey,
-		Actions:            sec.actions(),
+		Actions:            s.actions(),
 	})
 	if err != nil {
 		ln.Close()
