@@ -65,6 +65,19 @@ func (b *Backer) Run(ctx context.Context, st *Store) (*Manifest, error) {
 		return nil, ErrBusy
 	}
 	defer b.mu.Unlock()
+	m, err := b.run(ctx, st)
+	if err != nil {
+		backupsFailed.Inc()
+		return nil, err
+	}
+	backupsTaken.Inc()
+	backupBytes.Add(float64(m.Size()))
+	backupSeconds.Observe(m.Took.Seconds())
+	backupLastSuccess.Set(float64(m.Time.UnixNano()) / 1e9)
+	return m, nil
+}
+
+func (b *Backer) run(ctx context.Context, st *Store) (*Manifest, error) {
 	start := time.Now().UTC()
 	m := &Manifest{Format: manifestFormat, ID: start.Format(idLayout), Time: start}
 	local := filepath.Join(b.staging, m.ID+".duckdb")

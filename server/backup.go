@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -113,4 +114,69 @@ func (s *Server) actions() map[string]flightsql.Action {
 	a := s.sec.actions()
 	a[backup.ActionType] = s.backupAction()
 	return a
+}
+
+// BackupSchedule takes backups on a timer (quiver serve --backup-to).
+type BackupSchedule struct {
+	// To is the backup location, file:///dir or s3://bucket/prefix;
+	// empty: no scheduled backups.
+	To string
+	// Every is the time between backups; the first is taken one
+	// interval after the start, so that restarts do not each take one.
+	Every time.Duration
+	// Keep is how many complete backups to keep: after each backup the
+	// older ones are removed. Zero keeps them all.
+	Keep int
+}
+
+// startBackups starts the scheduled backups, if any: the location is
+// opened once now, so that a wrong one fails the start.
+func (s *Server) startBackups(ctx context.Context) error {
+	sch := s.cfg.Backup
+	if sch.To == "" {
+		return nil
+	}
+	if sch.Every <= 0 {
+		return fmt.Errorf("backups to %s: the interval must be positive", sch.To)
+	}
+	st, err := backup.Open(ctx, sch.To, s.backupS3())
+	if err != nil {
+		return err
+	}
+	loopCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(sch.Every)
+		defer t.Stop()
+		for {
+			select {
+			case <-loopCtx.Done():
+				return
+			case <-t.C:
+			}
+			s.scheduledBackup(loopCtx, st, sch.Keep)
+		}
+	}()
+	s.stops = append(s.stops, namedStop{"backups", func(context.Context) { cancel(); <-done }})
+	s.log.Info("backups scheduled", "to", st.URI(), "every", sch.Every, "keep", sch.Keep)
+	return nil
+}
+
+// scheduledBackup takes one scheduled backup and prunes the old ones.
+// Failures are logged: the next tick tries again.
+func (s *Server) scheduledBackup(ctx context.Context, st *backup.Store, keep int) {
+	if _, err := s.backer.Run(ctx, st); err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("scheduled backup failed", "to", st.URI(), "err", err)
+		}
+		return
+	}
+	removed, err := st.Prune(ctx, keep)
+	if len(removed) > 0 {
+		s.log.Info("old backups removed", "to", st.URI(), "ids", removed)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("removing old backups failed", "to", st.URI(), "err", err)
+	}
 }

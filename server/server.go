@@ -84,6 +84,8 @@ type Config struct {
 	// stop, drained, before it closes; their rows are visible to every
 	// endpoint the moment their batch commits.
 	Ingest []IngestPipeline
+	// Backup takes backups of the database on a schedule.
+	Backup BackupSchedule
 }
 
 // Server is a running quiver.
@@ -221,6 +223,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err := s.startMetrics(); err != nil {
 			return nil, err
 		}
+	}
+	// Last, so that it stops first, before the database closes.
+	if err := s.startBackups(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
