@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdata/quiver/backup"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/lake"
+	"github.com/quiverdata/quiver/server"
 )
 
 func init() {
@@ -247,4 +248,18 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// checkBackupSchedule checks quiver serve's --backup-* flags.
+func checkBackupSchedule(b server.BackupSchedule) error {
+	if b.To == "" {
+		return nil
+	}
+	if err := checkBackupURI("--backup-to", b.To); err != nil {
+		return err
+	}
+	if b.Every <= 0 || b.Keep < 0 {
+		return usagef("--backup-every must be positive and --backup-keep not negative")
+	}
+	return nil
 }

@@ -6,13 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/backup"
 	"github.com/quiverdata/quiver/client"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/internal/testutil"
+	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
 
@@ -161,6 +164,8 @@ func TestBackup_Usage(t *testing.T) {
 		{[]string{"backup", "verify", "--from", "backups"}, "use file:///absolute/dir"},
 		{[]string{"restore", "--from", "file:///tmp/x"}, "--db is required"},
 		{[]string{"backup", "prune", "--to", "file:///tmp/x"}, `unknown operation "prune"`},
+		{[]string{"serve", "--db", ":memory:", "--backup-to", "/tmp/x"}, "--backup-to \"/tmp/x\": use file:///absolute/dir"},
+		{[]string{"serve", "--db", ":memory:", "--backup-to", "file:///tmp/x", "--backup-every", "0s"}, "--backup-every must be positive"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, _, errOut := runQuiver(t, c.args...)
@@ -168,5 +173,63 @@ func TestBackup_Usage(t *testing.T) {
 				t.Errorf("got exit %d, %q; want 2 and %q", code, errOut, c.want)
 			}
 		})
+	}
+}
+
+// TestServe_BackupSchedule runs quiver serve with --backup-every and
+// --backup-keep: backups keep coming, keep of them stay (one more while
+// the older ones wait to be removed), and an
+// interrupted backup older than them is removed.
+func TestServe_BackupSchedule(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "backups")
+	torn := filepath.Join(store, "20200101T000000.000Z")
+	if err := os.MkdirAll(torn, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(torn, backup.DatabaseFile), []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, stopServe := startServe(t, "--db", filepath.Join(dir, "served.duckdb"), "--flight", "127.0.0.1:0", "--mysql", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--backup-to", "file://"+store, "--backup-every", "100ms", "--backup-keep", "2")
+	stop := sync.OnceFunc(stopServe)
+	t.Cleanup(stop)
+	c := testutil.Dial(t, srv, client.Config{})
+	if _, err := c.Exec(context.Background(), "CREATE TABLE t AS SELECT range AS id FROM range(1000)"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := backup.Open(context.Background(), "file://"+store, lake.S3Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(seen) < 4 && time.Now().Before(deadline) {
+		list, _, err := st.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Between a backup and the pruning after it there are three.
+		if len(list) > 3 {
+			t.Fatalf("got %d complete backups, want at most 3", len(list))
+		}
+		for _, m := range list {
+			seen[m.ID] = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(seen) < 4 {
+		t.Fatalf("saw %d backups in 60 s, want 4", len(seen))
+	}
+	stop()
+	list, incomplete, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || len(incomplete) != 0 {
+		t.Errorf("after the stop: got %d complete and %v incomplete, want 2 and none", len(list), incomplete)
+	}
+	if _, err := backup.Verify(context.Background(), st, list[len(list)-1], t.TempDir()); err != nil {
+		t.Errorf("verify the newest: %v", err)
 	}
 }
