@@ -1,10 +1,10 @@
 package flightsql
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -18,7 +18,7 @@ func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 	out, err := act.Do(stream.Context(), a.GetBody())
 	if err != nil {
 		if _, ok := status.FromError(err); !ok {
-			err = status.Errorf(codes.Internal, "%s: %v", a.GetType(), err)
+			err = toStatus(fmt.Errorf("%s: %w", a.GetType(), err))
 		}
 		return err
 	}

@@ -72,8 +72,11 @@ type security struct {
 	// it is derived from the token key, so replicas sharing that key run
 	// each other's tickets.
 	ticketKey []byte
-	authn     *auth.Authenticator
-	tls       *tls.Config
+	// keyFile is the file the token key is kept in; empty when it was
+	// given on the command line or made for this run.
+	keyFile string
+	authn   *auth.Authenticator
+	tls     *tls.Config
 	// export is the export root; nil without --export-root.
 	export *exportRoot
 	unary  []grpc.UnaryServerInterceptor
@@ -122,6 +125,7 @@ func (s *Server) setupSecurity(cfg Config) (*security, error) {
 		return nil, err
 	}
 	sec.ticketKey = auth.DeriveKey(key, TicketKeyPurpose)
+	sec.keyFile = keyFile
 	// Logouts are kept next to the key, so replicas given the same key
 	// file refuse each other's logged-out tokens.
 	revoked, err := auth.OpenRevocations(auth.RevocationsFileFor(keyFile))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/backup"
 	"github.com/quiverdata/quiver/console"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
@@ -83,6 +84,8 @@ type Config struct {
 	// stop, drained, before it closes; their rows are visible to every
 	// endpoint the moment their batch commits.
 	Ingest []IngestPipeline
+	// Backup takes backups of the database on a schedule.
+	Backup BackupSchedule
 }
 
 // Server is a running quiver.
@@ -108,8 +111,9 @@ type Server struct {
 	HTTPAddr    string
 	MetricsAddr string
 
-	sec   *security
-	stops []namedStop
+	sec    *security
+	stops  []namedStop
+	backer *backup.Backer
 
 	pipeMu    sync.Mutex
 	pipelines []*runningPipeline
@@ -163,6 +167,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.admission(); err != nil {
 		return nil, err
 	}
+	staging, err := s.backupStaging()
+	if err != nil {
+		return nil, err
+	}
+	allowed = append(allowed, staging)
 	start := time.Now()
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: s.cfg.MemoryLimit, BatchRows: cfg.BatchRows,
@@ -174,6 +183,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.stops = append(s.stops, namedStop{"database", func(context.Context) { s.DB.Close() }})
 	s.Classifier.Parse = s.syntaxTree
 	s.log.Info("database open", "path", cfg.DB, "took", time.Since(start).Round(time.Millisecond))
+	if err := s.setupBackup(staging); err != nil {
+		return nil, err
+	}
 	if lk != nil {
 		if err := s.attachLake(ctx, lk); err != nil {
 			return nil, err
@@ -212,6 +224,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 	}
+	// Last, so that it stops first, before the database closes.
+	if err := s.startBackups(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -241,7 +257,7 @@ func (s *Server) startFlight(sec *security) error {
 		Planner:            s.planners(),
 		Locations:          s.locations(sec.tls != nil),
 		TicketKey:          sec.ticketKey,
-		Actions:            sec.actions(),
+		Actions:            s.actions(),
 	})
 	if err != nil {
 		ln.Close()

@@ -195,6 +195,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per result batch (0: 65536)")
 	fs.BoolVar(&cfg.ExternalAccess, "allow-external-access", false, "let SQL read and write the server's file system (off: only the database directory)")
 	fs.StringVar(&cfg.ExportRoot, "export-root", "", "directory, created when missing, or s3://bucket/prefix (reached with the --s3-* flags and AWS variables), under which readwrite and admin users may write files with COPY (query) TO '/abs/path/under/it' or 's3://bucket/prefix/path' (FORMAT parquet|csv|json); every user may read a local root (default: none, no exports)")
+	fs.StringVar(&cfg.Backup.To, "backup-to", "", "take backups of the database on a schedule to file:///dir or s3://bucket/prefix (reached with the --s3-* flags and AWS variables); see quiver backup")
+	fs.DurationVar(&cfg.Backup.Every, "backup-every", time.Hour, "time between scheduled backups (with --backup-to)")
+	fs.IntVar(&cfg.Backup.Keep, "backup-keep", 0, "complete backups to keep at --backup-to, removing older ones after each backup (0: keep all)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "load the demo dataset (customers, products, 600k orders) into an empty database")
 	fs.StringVar(&cfg.Compression, "compression", "none", "result compression for clients that do not ask: none, lz4, zstd or auto (JDBC and other gRPC-Java or gRPC-.NET clients, which cannot decompress, get none)")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on shutdown, how long running streams may finish")
@@ -268,6 +271,9 @@ func (c *serveCmd) Run(ctx context.Context, std cli.Stdio, args []string) error 
 	}
 	// An s3:// export root reaches its store with the same settings.
 	cfg.ExportS3 = lake.S3Config{Endpoint: f.lake.s3Endpoint, Region: f.lake.s3Region, PathStyle: f.lake.s3PathStyle}
+	if err := checkBackupSchedule(cfg.Backup); err != nil {
+		return err
+	}
 	if cfg.Peers, err = parsePeers(f.peers); err != nil {
 		return err
 	}
