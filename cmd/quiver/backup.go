@@ -16,6 +16,7 @@ import (
 
 	"github.com/quiverdata/quiver/backup"
 	"github.com/quiverdata/quiver/client"
+	"github.com/quiverdata/quiver/internal/cli"
 	"github.com/quiverdata/quiver/lake"
 	"github.com/quiverdata/quiver/server"
 )
@@ -43,24 +44,24 @@ func (*backupCmd) reference() []referencePage {
 	}
 }
 
-func (c *backupCmd) Run(ctx context.Context, args []string) error {
+func (c *backupCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, backupUsage)
+		fmt.Fprintln(std.Err, backupUsage)
 		return usagef("give --to URI to take a backup, or list or verify")
 	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
-			return backupList(ctx, args[1:])
+			return backupList(ctx, std, args[1:])
 		case "verify":
-			return backupVerify(ctx, args[1:])
+			return backupVerify(ctx, std, args[1:])
 		}
 	}
 	fs := newFlagSet("backup")
 	to := fs.String("to", "", "where the server stores the backup: file:///dir on the server's file system, or s3://bucket/prefix (the server's S3 settings)")
 	var cf clientFlags
 	cf.register(fs)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -70,14 +71,14 @@ func (c *backupCmd) Run(ctx context.Context, args []string) error {
 	if err := checkBackupURI("--to", *to); err != nil {
 		return err
 	}
-	if err := askLoginPassword(&cf); err != nil {
+	if err := askLoginPassword(std, &cf); err != nil {
 		return err
 	}
 	m, err := backupAction(ctx, &cf, *to)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "backup %s taken to %s: %d tables, %s rows, %s in %s (%.1f MB/s)\n",
+	_, err = fmt.Fprintf(std.Out, "backup %s taken to %s: %d tables, %s rows, %s in %s (%.1f MB/s)\n",
 		m.ID, strings.TrimRight(*to, "/"), len(m.Tables), humanCount(m.Rows()), humanBytes(m.Size()),
 		m.Took.Round(time.Millisecond), float64(m.Size())/1e6/m.Took.Seconds())
 	return err
@@ -152,11 +153,11 @@ func checkBackupURI(flagName, uri string) error {
 	return nil
 }
 
-func backupList(ctx context.Context, args []string) error {
+func backupList(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("backup list")
 	var lf locationFlags
 	lf.register(fs)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func backupList(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(std.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tTIME\tSIZE\tTABLES\tROWS")
 	for _, m := range all {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", m.ID, m.Time.Format(time.RFC3339), humanBytes(m.Size()), len(m.Tables), humanCount(m.Rows()))
@@ -185,18 +186,18 @@ func backupList(ctx context.Context, args []string) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		fmt.Fprintf(stderr, "quiver backup: not listed: %v\n", incomplete[id])
+		fmt.Fprintf(std.Err, "quiver backup: not listed: %v\n", incomplete[id])
 	}
 	return nil
 }
 
-func backupVerify(ctx context.Context, args []string) error {
+func backupVerify(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("backup verify")
 	var lf locationFlags
 	lf.register(fs)
 	id := fs.String("id", "", "backup to verify (default: the newest complete one)")
 	scratch := fs.String("scratch", "", "directory to restore into while verifying (default: the system's temporary directory)")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func backupVerify(ctx context.Context, args []string) error {
 	var ve *backup.VerifyError
 	if errors.As(err, &ve) {
 		for _, mm := range ve.Mismatches {
-			fmt.Fprintf(stderr, "quiver backup: %s: %s\n", ve.ID, mm)
+			fmt.Fprintf(std.Err, "quiver backup: %s: %s\n", ve.ID, mm)
 		}
 		return fmt.Errorf("backup %s failed verification: %d tables differ from its manifest", ve.ID, len(ve.Mismatches))
 	}
@@ -231,7 +232,7 @@ func backupVerify(ctx context.Context, args []string) error {
 	if !same {
 		what = fmt.Sprintf("row counts (checksums skipped: taken by DuckDB %s)", m.DuckDB)
 	}
-	_, err = fmt.Fprintf(stdout, "backup %s is sound: %d files match their SHA-256; %d tables, %s rows: %s match\n",
+	_, err = fmt.Fprintf(std.Out, "backup %s is sound: %d files match their SHA-256; %d tables, %s rows: %s match\n",
 		m.ID, len(m.Files), len(m.Tables), humanCount(m.Rows()), what)
 	return err
 }

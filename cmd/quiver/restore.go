@@ -6,6 +6,7 @@ import (
 
 	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/backup"
+	"github.com/quiverdata/quiver/internal/cli"
 )
 
 func init() {
@@ -17,7 +18,7 @@ func init() {
 // serve looks for them.
 type restoreCmd struct{}
 
-func (c *restoreCmd) Run(ctx context.Context, args []string) error {
+func (c *restoreCmd) Run(ctx context.Context, std cli.Stdio, args []string) error {
 	fs := newFlagSet("restore")
 	var lf locationFlags
 	lf.register(fs)
@@ -25,7 +26,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	db := fs.String("db", "", "database file to restore into; it must not exist, unless --force")
 	users := fs.String("users-file", "", "where to restore the backup's users file (default: the database file's name + .users)")
 	force := fs.Bool("force", false, "replace the database file (and its WAL, users file and token key) if they exist; stop the server using them first")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(std, fs, args)
 	if err != nil {
 		return err
 	}
@@ -50,16 +51,16 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "restored backup %s (taken %s) into %s: %d tables, %s rows\n",
+	fmt.Fprintf(std.Out, "restored backup %s (taken %s) into %s: %d tables, %s rows\n",
 		m.ID, m.Time.Format("2006-01-02 15:04:05 MST"), *db, len(m.Tables), humanCount(m.Rows()))
 	for _, t := range m.Tables {
-		fmt.Fprintf(stdout, "  %s.%s: %s rows\n", t.Schema, t.Name, humanCount(t.Rows))
+		fmt.Fprintf(std.Out, "  %s.%s: %s rows\n", t.Schema, t.Name, humanCount(t.Rows))
 	}
 	if p, ok := done[backup.UsersFile]; ok {
-		fmt.Fprintf(stdout, "users file: %s (serve with --users-file %s)\n", p, p)
+		fmt.Fprintf(std.Out, "users file: %s (serve with --users-file %s)\n", p, p)
 	}
 	if p, ok := done[backup.TokenKeyFile]; ok {
-		fmt.Fprintf(stdout, "token key: %s (quiver serve --db %s reads it)\n", p, *db)
+		fmt.Fprintf(std.Out, "token key: %s (quiver serve --db %s reads it)\n", p, *db)
 	}
 	return nil
 }
