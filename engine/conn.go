@@ -50,6 +50,8 @@ type Conn struct {
 	// inCheckpointCheck is set while forcesCheckpoint plans a statement
 	// again, so that its EXPLAIN is not checked in turn.
 	inCheckpointCheck bool
+	// stmts are the statements kept for their text (stmtcache.go).
+	stmts stmtCache
 }
 
 // DB is the database this connection belongs to.
@@ -140,6 +142,7 @@ func (c *Conn) Close() {
 		return
 	}
 	c.endCatalogChange()
+	c.stmts.clear()
 	for _, ps := range c.checkStmts {
 		duckdb.DestroyPrepare(&ps)
 	}
@@ -257,6 +260,16 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	if err := c.runHook(ctx, sql); err != nil {
 		return nil, false, err
 	}
+	if s := c.takeStmt(sql); s != nil {
+		if check != nil {
+			if err := check(s); err != nil {
+				s.Close()
+				return nil, false, err
+			}
+		}
+		return s, false, nil
+	}
+	generation, keepable := c.planCacheGeneration()
 	var ext duckdb.ExtractedStatements
 	n := duckdb.ExtractStatements(c.conn, sql, &ext)
 	defer duckdb.DestroyExtracted(&ext)
@@ -280,6 +293,7 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		}
 		if n == 1 {
 			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)
+			s.keep, s.generation = keepable && c.keepable(s, sql), generation
 		}
 		if check != nil {
 			if err := check(s); err != nil {

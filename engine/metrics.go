@@ -31,6 +31,14 @@ var (
 		Name: "quiver_engine_checkpoint_waits_canceled_total",
 		Help: "Force checkpoints canceled (query timeout, client gone) while they waited for other connections' write transactions.",
 	})
+	stmtCacheHits = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_engine_statement_cache_hits_total",
+		Help: "Statements prepared from a connection's kept statement of the same text instead of by DuckDB.",
+	})
+	stmtsKept = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "quiver_engine_statements_kept",
+		Help: "Prepared statements connections keep for reuse by their text.",
+	})
 	rowsStreamed = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_engine_rows_streamed_total",
 		Help: "Result rows converted to Arrow and handed to a client.",

@@ -28,6 +28,10 @@ type Stmt struct {
 	// which waits for other write transactions before it runs
 	// (awaitCheckpoint).
 	forceCheckpoint bool
+	// keep is set when Close puts the statement in its connection's
+	// cache (stmtcache.go), as prepared at the plan cache's generation.
+	keep       bool
+	generation uint64
 }
 
 // OnResult sets fn to run once, on the statement's next execution, when
@@ -312,6 +316,9 @@ func (s *Stmt) Close() {
 	if s.pipe != nil {
 		s.pipe.query.Close()
 		s.pipe = nil
+	}
+	if s.keep && s.ps.Ptr != nil && s.c.keepStmt(s) {
+		return
 	}
 	duckdb.DestroyPrepare(&s.ps)
 }

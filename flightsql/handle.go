@@ -29,13 +29,56 @@ type preparedHandle struct {
 
 // openPrepared checks a prepared statement's handle was signed for the
 // caller and decodes it.
+//
+// Opening a handle is a pure function of its bytes and its caller, and a
+// client sends the same handle with every execution: checking its
+// signature and decoding its JSON again took 0.05 to 0.13 ms of CPU per
+// single-row prepared INSERT (up to 15% of the DoPut's, once the
+// statement was no longer prepared again). So handles that carry no
+// parameters (which change with every bind) are kept opened, by bytes and
+// caller; a handle another user presents is opened, and refused, as
+// before.
 func (s *Server) openPrepared(ctx context.Context, raw []byte) (preparedHandle, error) {
-	data, err := s.sign.open(kindPrepared, owner(ctx), raw)
+	user := owner(ctx)
+	var key openedKey
+	if len(raw) <= maxOpenedBytes {
+		key = openedKey{user: user, raw: string(raw)}
+		s.mu.Lock()
+		h, ok := s.opened[key]
+		s.mu.Unlock()
+		if ok {
+			return h, nil
+		}
+	}
+	data, err := s.sign.open(kindPrepared, user, raw)
 	if err != nil {
 		return preparedHandle{}, err
 	}
-	return parsePreparedHandle(data)
+	h, err := parsePreparedHandle(data)
+	if err != nil || h.Params != nil || key.raw == "" {
+		return h, err
+	}
+	s.mu.Lock()
+	if s.opened == nil || len(s.opened) >= maxOpened {
+		s.opened = make(map[openedKey]preparedHandle)
+	}
+	s.opened[key] = h
+	s.mu.Unlock()
+	return h, nil
 }
+
+// openedKey is what an opened handle is kept by: its bytes and the caller
+// it was opened for.
+type openedKey struct{ user, raw string }
+
+// maxOpened bounds the handles kept opened: the map is emptied when full,
+// which a working set of that many distinct statements would do anyway;
+// maxOpenedBytes is the longest handle kept. Together they bound the map
+// near 4 MiB.
+const (
+	maxOpened      = 1024
+	maxOpenedBytes = 4096
+)
 
 // parsePreparedHandle decodes and checks a prepared statement's handle.
 func parsePreparedHandle(raw []byte) (preparedHandle, error) {

@@ -157,6 +157,9 @@ type Server struct {
 	prepared map[string]*prepared
 	held     map[string]*heldQuery
 	running  map[string]context.CancelFunc
+	// opened are prepared statements' handles already opened, by their
+	// bytes and the caller they were opened for (handle.go).
+	opened map[openedKey]preparedHandle
 
 	stop chan struct{}
 	wg   sync.WaitGroup
