@@ -119,8 +119,9 @@ interop:
 clean:
 	rm -rf bin
 
-# bench reproduces the seed tables on this machine (several minutes at the
-# default sizes; BENCH_SIZES=1M for a quick pass). Results land in out/bench.
+# bench reproduces the transport, fetch, ingest and Kafka tables on this
+# machine (several minutes at the default sizes; BENCH_SIZES=1M for a
+# quick pass). Results land in out/bench.
 BENCH_SIZES ?= 1M,5M,10M
 BENCH_REPS  ?= 3
 bench: build deps
@@ -133,8 +134,8 @@ bench: build deps
 	./$(BENCH) ingest --reps $(BENCH_REPS) --json out/bench/ingest.json --plot out/bench/ingest.svg
 	./$(BENCH) kafka --reps $(BENCH_REPS) --json out/bench/kafka.json --plot out/bench/kafka.svg
 
-# bench-clients reproduces the tables of the clients users bring: pandas
-# (seed table 2), JDBC and raw Java batches, and Parquet writers (seed 000).
+# bench-clients reproduces the tables of the clients users bring: pandas,
+# JDBC and raw Java batches, and Parquet writers.
 # They need .venv and interop/java's build: make interop makes both once.
 bench-clients: build
 	@[ -x .venv/bin/python ] && [ -f interop/java/target/bench-classpath.txt ] || \
