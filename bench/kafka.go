@@ -18,7 +18,7 @@ import (
 type KafkaConfig struct {
 	Messages   int
 	Partitions int32
-	// Flat uses the seed's flat 14-field message; else its nested one.
+	// Flat uses the flat 14-field message; else the nested BidRequest.
 	Flat bool
 	// Brokers is an external Kafka; empty runs an in-process cluster.
 	Brokers []string
@@ -33,7 +33,7 @@ type KafkaConfig struct {
 
 // Kafka times each stage of the Kafka → Protobuf → Arrow → DuckDB pipeline
 // alone, then the whole pipeline, beside DuckDB's native insert of the same
-// rows (seeds/003).
+// rows.
 func Kafka(ctx context.Context, cfg KafkaConfig) (*report.Report, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := stages.New(ctx, stages.Config{
@@ -60,7 +60,7 @@ func Kafka(ctx context.Context, cfg KafkaConfig) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := "nested (the seed's BidRequest)"
+	shape := "nested (a BidRequest)"
 	if cfg.Flat {
 		shape = "flat, 14 fields"
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/quiverdata/quiver/bench/report"
 )
 
-// mysqlCLI times `mysql --quick -e SQL > /dev/null`, the seed's MySQL
+// mysqlCLI times `mysql --quick -e SQL > /dev/null`, the MySQL
 // protocol client, against addr.
 func mysqlCLI(name, addr, user, password, db, sql string, rows int64) report.Contender {
 	return report.Contender{Name: name, Run: func() (report.Sample, error) {

@@ -32,7 +32,7 @@ type TransportConfig struct {
 }
 
 // Transport measures DoGet and DoPut of pre-built batches (no engine)
-// against raw TCP loopback moving the same bytes, the way seeds/004 does.
+// against raw TCP loopback moving the same bytes.
 func Transport(ctx context.Context, cfg TransportConfig) (*report.Report, error) {
 	if cfg.MB <= 0 {
 		cfg.MB = 1024

@@ -74,7 +74,7 @@ func WriteFile(ctx context.Context, r array.RecordReader, path, format string, w
 // rows of twenty 100-byte strings peaked at 1.6, 3.1 and 4.5 GB of
 // client memory. With 2GB the same writes peaked at 1.6, 1.6 and 1.7 GB,
 // in times within the runs' spread (1M rows: 13.9 s against 12.3-14.4 s;
-// 10M rows of the seed's str20: 16.1-17.1 s against 16.0-16.7 s), on
+// 10M rows of str20: 16.1-17.1 s against 16.0-16.7 s), on
 // 2026-12-05.
 const DefaultMemoryLimit = "2GB"
 

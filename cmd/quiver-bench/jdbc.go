@@ -22,9 +22,9 @@ import (
 )
 
 func init() {
-	registerSuite("jdbc", suite{"seed 000 aspects 1 and 2: Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
+	registerSuite("jdbc", suite{"Flight SQL JDBC (getObject) and raw Arrow batches (typed .get) against MySQL Connector/J, all on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg jdbcConfig
-		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
+		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (20 VARCHAR columns), num20 (20 BIGINT columns)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
 		fs.Int64Var(&cfg.warmupRows, "warmup-rows", 200_000, "rows each contender reads once, untimed, before a workload's timed runs (0: no warm-up)")
 		cfg.java.register(fs)
@@ -84,9 +84,9 @@ func (j javaSide) command(ctx context.Context, class string, args ...string) (*e
 	return cmd, nil
 }
 
-// startSeedServer starts `quiver serve` (Flight and MySQL) on a database
+// startWorkloadServer starts `quiver serve` (Flight and MySQL) on a database
 // in dir and generates each workload's table with maxRows rows.
-func startSeedServer(ctx context.Context, e env, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*serveproc.Proc, error) {
+func startWorkloadServer(ctx context.Context, e env, dir string, ws []workload.Workload, maxRows int64, extra ...string) (*serveproc.Proc, error) {
 	bin, err := e.quiver()
 	if err != nil {
 		return nil, err
@@ -115,16 +115,16 @@ func startSeedServer(ctx context.Context, e env, dir string, ws []workload.Workl
 	return srv, nil
 }
 
-// parseSeedCases reads --workloads and --sizes for the jdbc and parquet
-// suites, which run the seed's str20 and num20 tables only.
-func parseSeedCases(workloads, sizes string) ([]workload.Workload, []int64, error) {
+// parseJavaCases reads --workloads and --sizes for the jdbc and parquet
+// suites, which run the str20 and num20 tables only.
+func parseJavaCases(workloads, sizes string) ([]workload.Workload, []int64, error) {
 	ws, err := workload.Parse(workloads)
 	if err != nil {
 		return nil, nil, cli.Usagef("%v", err)
 	}
 	for _, w := range ws {
 		if w.Name == "id" {
-			return nil, nil, cli.Usagef("workload id is not in seed 000's Java tables: use str20, num20")
+			return nil, nil, cli.Usagef("workload id is not one of the Java suites' tables: use str20, num20")
 		}
 	}
 	ns, err := bench.ParseSizes(sizes)
@@ -147,7 +147,7 @@ type jdbcCase struct {
 }
 
 func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
-	ws, ns, err := parseSeedCases(cfg.workloads, cfg.sizes)
+	ws, ns, err := parseJavaCases(cfg.workloads, cfg.sizes)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxOf(ns))
+	srv, err := startWorkloadServer(ctx, cfg.env, dir, ws, maxOf(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func runJDBC(ctx context.Context, cfg jdbcConfig) (*report.Report, error) {
 	return jdbcReport(out, cfg.env.reps), nil
 }
 
-// jdbcAnchors are seed 000's speedups over MySQL JDBC (StarRocks): aspect
+// jdbcAnchors are StarRocks' published speedups over MySQL JDBC: aspect
 // 1's Flight JDBC getObject, and aspect 2's pre-fetched raw batches.
 var jdbcAnchors = map[string][2]string{
 	"str20/5M":  {"1.79×", "1.90×"},
@@ -200,8 +200,8 @@ var jdbcAnchors = map[string][2]string{
 	"num20/10M": {"4.18×", "18.2×"},
 }
 
-// seedLabel names a workload the way seed 000's tables do.
-func seedLabel(workload string) string {
+// workloadLabel names a workload the way the Java tables do.
+func workloadLabel(workload string) string {
 	switch workload {
 	case "str20":
 		return "VARCHAR (str20)"
@@ -220,7 +220,7 @@ var jdbcContenders = []struct{ key, name string }{
 	{"raw-prefetched", "raw batches, pre-fetched"},
 }
 
-// jdbcReport lays the results out as seed 000's aspect 1 and aspect 2
+// jdbcReport lays the results out as two tables, the JDBC accessor and the raw batches
 // tables.
 func jdbcReport(out jdbcOutput, reps int) *report.Report {
 	r := &report.Report{Suite: "jdbc", Reps: reps}
@@ -228,15 +228,15 @@ func jdbcReport(out jdbcOutput, reps int) *report.Report {
 	// "mysql-connector-j-9.7.0 (Revision: …)" is 9.7.0.
 	cj, _, _ := strings.Cut(strings.TrimPrefix(v["connectorj"], "mysql-connector-j-"), " ")
 	acc := &report.Table{
-		Title: "JDBC accessor (seed 000, aspect 1): every column of every row through rs.getObject(i), cast to its Java type",
-		Note: fmt.Sprintf("Same server process and rows. The baseline is MySQL Connector/J %s in its default buffered mode (the whole result is read before next() returns), as every MySQL figure of the seed; streaming is setFetchSize(Integer.MIN_VALUE). Arrow Flight SQL JDBC %s; Java %s. Seed: StarRocks.",
+		Title: "JDBC accessor: every column of every row through rs.getObject(i), cast to its Java type",
+		Note: fmt.Sprintf("Same server process and rows. The baseline is MySQL Connector/J %s in its default buffered mode (the whole result is read before next() returns), as in StarRocks' published figures; streaming is setFetchSize(Integer.MIN_VALUE). Arrow Flight SQL JDBC %s; Java %s. The StarRocks column is StarRocks' published speedup.",
 			cj, v["flight_jdbc"], v["java"]),
-		Columns: []string{"workload", "rows", "MySQL JDBC ms", "Flight JDBC ms", "speedup", "seed speedup", "MySQL streaming ms"},
+		Columns: []string{"workload", "rows", "MySQL JDBC ms", "Flight JDBC ms", "speedup", "StarRocks speedup", "MySQL streaming ms"},
 	}
 	raw := &report.Table{
-		Title:   "Raw Arrow batches (seed 000, aspect 2): FlightSqlClient, vectors resolved once per batch, typed .get(i)",
-		Note:    "Same run. End to end is execute, fetch and conversion; pre-fetched drains the batches into memory first and times the conversion loop alone, as the seed did: its speedup (and the seed's) compares that conversion time with MySQL JDBC's whole buffered read. VARCHAR values become Java Strings on every path.",
-		Columns: []string{"workload", "rows", "MySQL JDBC ms", "end to end ms", "speedup", "pre-fetched ms", "speedup", "seed speedup"},
+		Title:   "Raw Arrow batches: FlightSqlClient, vectors resolved once per batch, typed .get(i)",
+		Note:    "Same run. End to end is execute, fetch and conversion; pre-fetched drains the batches into memory first and times the conversion loop alone, as StarRocks' published figures did: its speedup (and theirs) compares that conversion time with MySQL JDBC's whole buffered read. VARCHAR values become Java Strings on every path.",
+		Columns: []string{"workload", "rows", "MySQL JDBC ms", "end to end ms", "speedup", "pre-fetched ms", "speedup", "StarRocks speedup"},
 	}
 	for _, c := range out.Cases {
 		cas := fmt.Sprintf("%s/%s", c.Workload, report.FmtRows(c.Rows))
@@ -254,9 +254,9 @@ func jdbcReport(out jdbcOutput, reps int) *report.Report {
 			}
 		}
 		base := st["mysql"]
-		acc.Rows = append(acc.Rows, []string{seedLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "flight-jdbc"),
+		acc.Rows = append(acc.Rows, []string{workloadLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "flight-jdbc"),
 			speedupCell(st, "flight-jdbc", base), anchor[0], statCell(st, "mysql-stream")})
-		raw.Rows = append(raw.Rows, []string{seedLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "raw"),
+		raw.Rows = append(raw.Rows, []string{workloadLabel(c.Workload), report.FmtRows(c.Rows), statCell(st, "mysql"), statCell(st, "raw"),
 			speedupCell(st, "raw", base), statCell(st, "raw-prefetched"), speedupCell(st, "raw-prefetched", base), anchor[1]})
 		for _, b := range []struct {
 			t   *report.Table

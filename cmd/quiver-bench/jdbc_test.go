@@ -12,7 +12,7 @@ func TestBenchJDBC_UsageErrors(t *testing.T) {
 	empty := t.TempDir()
 	checkUsage(t, []usageCase{
 		{"jdbc unknown workload", []string{"jdbc", "--workloads", "str20,nope"}, `unknown workload "nope"`},
-		{"jdbc id workload", []string{"jdbc", "--workloads", "id"}, "workload id is not in seed 000's Java tables"},
+		{"jdbc id workload", []string{"jdbc", "--workloads", "id"}, "workload id is not one of the Java suites' tables"},
 		{"jdbc bad size", []string{"jdbc", "--sizes", "lots"}, `bad size "LOTS"`},
 		{"jdbc negative warm-up", []string{"jdbc", "--warmup-rows", "-1"}, "--warmup-rows must be 0 or more"},
 		{"jdbc no java", []string{"jdbc", "--java", "/nonexistent/java"}, "install a JDK 17"},
@@ -22,7 +22,7 @@ func TestBenchJDBC_UsageErrors(t *testing.T) {
 	})
 }
 
-// TestJDBCReport_Layout checks the two seed tables built from JdbcBench's
+// TestJDBCReport_Layout checks the two Java tables built from JdbcBench's
 // output: cells, speedups against the buffered MySQL baseline, anchors,
 // and dashes for a contender that did not run.
 func TestJDBCReport_Layout(t *testing.T) {

@@ -15,7 +15,7 @@ func init() {
 		var cfg bench.KafkaConfig
 		fs.IntVar(&cfg.Messages, "messages", 1_000_000, "messages in the topic")
 		partitions := fs.Int("partitions", 4, "topic partitions")
-		fs.BoolVar(&cfg.Flat, "flat", true, "the flat 14-field message (false: the seed's nested BidRequest)")
+		fs.BoolVar(&cfg.Flat, "flat", true, "the flat 14-field message (false: the nested BidRequest)")
 		brokers := fs.String("brokers", "", "an external Kafka HOST:PORT[,..] (default: an in-process cluster)")
 		fs.IntVar(&cfg.Decoders, "decoders", 0, "decoder goroutines (0: quiver ingest's default, one per CPU)")
 		fs.IntVar(&cfg.Inserters, "inserters", 0, "DuckDB insert connections (0: quiver ingest's default)")

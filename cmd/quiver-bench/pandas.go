@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	registerSuite("pandas", suite{"seed table 2: pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
+	registerSuite("pandas", suite{"pd.read_sql over ADBC (Flight SQL) against PyMySQL (MySQL protocol), both on quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg pandasConfig
 		fs.StringVar(&cfg.workloads, "workloads", "id,num20,str20", "workloads to run")
 		fs.StringVar(&cfg.sizes, "sizes", "1M,5M,10M", "row counts (e.g. 100K,1M for a quick run)")
@@ -38,7 +38,7 @@ type pandasConfig struct {
 	env                              env
 }
 
-// pandasAnchors are seed table 2's speedups (StarRocks, ADBC over PyMySQL).
+// pandasAnchors are StarRocks' published speedups of ADBC over PyMySQL.
 var pandasAnchors = map[string]string{
 	"id/1M": "19.3×", "id/5M": "73.0×", "id/10M": "63.4×",
 	"num20/1M": "52.7×", "num20/5M": "92.5×", "num20/10M": "95.0×",
@@ -85,7 +85,7 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	for _, n := range ns {
 		maxRows = max(maxRows, n)
 	}
-	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxRows)
+	srv, err := startWorkloadServer(ctx, cfg.env, dir, ws, maxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -111,14 +111,14 @@ func runPandas(ctx context.Context, cfg pandasConfig) (*report.Report, error) {
 	return pandasReport(out, cfg.env.reps), nil
 }
 
-// pandasReport lays the results out as seed table 2.
+// pandasReport lays the results out, one row per workload and size.
 func pandasReport(out pandasOutput, reps int) *report.Report {
 	r := &report.Report{Suite: "pandas", Reps: reps}
 	t := &report.Table{
-		Title: "Into pandas (seed table 2): pd.read_sql(sql, conn), fetch and DataFrame conversion",
-		Note: fmt.Sprintf("Same server process and rows. ADBC %s (Flight SQL) against PyMySQL %s (MySQL protocol); pandas %s, pyarrow %s, Python %s. Seed: StarRocks.",
+		Title: "Into pandas: pd.read_sql(sql, conn), fetch and DataFrame conversion",
+		Note: fmt.Sprintf("Same server process and rows. ADBC %s (Flight SQL) against PyMySQL %s (MySQL protocol); pandas %s, pyarrow %s, Python %s. The StarRocks column is StarRocks' published speedup.",
 			out.Versions["adbc_driver_flightsql"], out.Versions["pymysql"], out.Versions["pandas"], out.Versions["pyarrow"], out.Versions["python"]),
-		Columns: []string{"workload", "rows", "PyMySQL ms", "ADBC ms", "speedup", "seed speedup"},
+		Columns: []string{"workload", "rows", "PyMySQL ms", "ADBC ms", "speedup", "StarRocks speedup"},
 	}
 	var foot []string
 	for _, c := range out.Cases {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestPandasReport lays out bench_pandas.py's output: medians, the
-// speedup, the seed's figure, and a contender that was not run because
+// speedup, StarRocks' published figure, and a contender that was not run because
 // its frame would not fit.
 func TestPandasReport(t *testing.T) {
 	const out = `{"versions": {"pandas": "2"}, "cases": [

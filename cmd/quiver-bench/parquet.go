@@ -25,9 +25,9 @@ import (
 )
 
 func init() {
-	registerSuite("parquet", suite{"seed 000 aspect 3: a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
+	registerSuite("parquet", suite{"a result to a Parquet file, MySQL JDBC → parquet-hadoop against Flight JDBC, ADBC + PyArrow, quiver query -o and the server's COPY … TO", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg parquetConfig
-		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (the seed's VARCHAR table), num20 (its numeric one)")
+		fs.StringVar(&cfg.workloads, "workloads", "str20,num20", "workloads to run: str20 (20 VARCHAR columns), num20 (20 BIGINT columns)")
 		fs.StringVar(&cfg.sizes, "sizes", "5M,10M", "row counts (e.g. 10K for a smoke run)")
 		fs.Int64Var(&cfg.warmupRows, "warmup-rows", 200_000, "rows each writer writes once per codec, untimed, before a workload's timed runs (0: no warm-up)")
 		fs.StringVar(&cfg.python, "python", ".venv/bin/python", "Python with ADBC and PyArrow (`make interop` installs .venv)")
@@ -47,11 +47,11 @@ type parquetConfig struct {
 	env                              env
 }
 
-// parquetCodecs are the seed's two: DuckDB's, parquet-hadoop's and the
+// parquetCodecs are the two of StarRocks' published tables: DuckDB's, parquet-hadoop's and the
 // bench scripts' names alike.
 var parquetCodecs = []string{"uncompressed", "snappy"}
 
-// parquetContenders are the writers, the seed's baseline first.
+// parquetContenders are the writers, the baseline first.
 var parquetContenders = []struct{ key, name string }{
 	{"mysql", "MySQL JDBC → parquet-hadoop"},
 	{"flight-jdbc", "Flight JDBC → parquet-hadoop"},
@@ -82,7 +82,7 @@ type parquetOutput struct {
 type parquetWriteFunc func(ctx context.Context, codec, path, sql string) (time.Duration, error)
 
 func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) {
-	ws, ns, err := parseSeedCases(cfg.workloads, cfg.sizes)
+	ws, ns, err := parseJavaCases(cfg.workloads, cfg.sizes)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func runParquet(ctx context.Context, cfg parquetConfig) (*report.Report, error) 
 	if err := os.Mkdir(outDir, 0o700); err != nil {
 		return nil, err
 	}
-	srv, err := startSeedServer(ctx, cfg.env, dir, ws, maxOf(ns), "--export-root", exportRoot)
+	srv, err := startWorkloadServer(ctx, cfg.env, dir, ws, maxOf(ns), "--export-root", exportRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (p *lineProc) close() {
 	p.cmd.Wait()
 }
 
-// parquetAnchors are seed 000's speedups over MySQL JDBC → Parquet
+// parquetAnchors are StarRocks' published speedups over MySQL JDBC → Parquet
 // (StarRocks), by contender/workload/rows/codec.
 var parquetAnchors = map[string]string{
 	"flight-jdbc/str20/5M/uncompressed": "1.20×", "flight-jdbc/str20/5M/snappy": "1.15×",
@@ -331,19 +331,19 @@ var parquetAnchors = map[string]string{
 	"pyarrow/num20/5M/uncompressed": "6.07×", "pyarrow/num20/5M/snappy": "6.57×",
 }
 
-// parquetReport lays the results out as seed 000's Parquet tables: a row
+// parquetReport lays the results out as StarRocks' published Parquet tables: a row
 // per writer and size, a time and a speedup per workload and codec.
 func parquetReport(out parquetOutput, reps int) *report.Report {
 	r := &report.Report{Suite: "parquet", Reps: reps}
 	v := out.versions
 	cj, _, _ := strings.Cut(strings.TrimPrefix(v["connectorj"], "mysql-connector-j-"), " ")
 	t := &report.Table{
-		Title: "To Parquet (seed 000, aspect 3): the whole result into one file, uncompressed and Snappy",
+		Title: "To Parquet: the whole result into one file, uncompressed and Snappy",
 		Note: fmt.Sprintf("Same server process and rows; every file is read back with DuckDB for its row count and codec. "+
-			"The baseline is MySQL Connector/J %s (buffered, the seed's mode) → parquet-hadoop %s through a WriteSupport over the JDBC rows; "+
-			"Flight JDBC %s uses the same WriteSupport (the seed's Java paths went through arrow-jdbc batches of 65,536 rows instead). "+
+			"The baseline is MySQL Connector/J %s (buffered, as in StarRocks' figures) → parquet-hadoop %s through a WriteSupport over the JDBC rows; "+
+			"Flight JDBC %s uses the same WriteSupport (StarRocks' Java paths went through arrow-jdbc batches of 65,536 rows instead). "+
 			"ADBC %s + PyArrow %s writes batch by batch with pq.ParquetWriter. quiver query -o runs as a subprocess (its start is timed); "+
-			"the server's export is COPY (…) TO (FORMAT parquet) over Flight, under --export-root. In parentheses: the seed's speedup (StarRocks).",
+			"the server's export is COPY (…) TO (FORMAT parquet) over Flight, under --export-root. In parentheses: StarRocks' published speedup.",
 			cj, v["parquet_hadoop"], v["flight_jdbc"], v["adbc_driver_flightsql"], v["pyarrow"]),
 		Columns: []string{"path", "rows"},
 	}
@@ -353,7 +353,7 @@ func parquetReport(out parquetOutput, reps int) *report.Report {
 	}
 	for _, w := range out.workloads {
 		for _, codec := range parquetCodecs {
-			label := strings.Fields(seedLabel(w))[0]
+			label := strings.Fields(workloadLabel(w))[0]
 			t.Columns = append(t.Columns, fmt.Sprintf("%s %s ms", label, codec), "vs MySQL")
 			sizes.Columns = append(sizes.Columns, fmt.Sprintf("%s %s", label, codec))
 		}

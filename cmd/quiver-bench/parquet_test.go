@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestParquetReport_Layout checks the seed's Parquet table built from a
+// TestParquetReport_Layout checks the Parquet table built from a
 // run: a row per writer and size, a time and a speedup against MySQL JDBC
-// per workload and codec, the seed's anchor in parentheses, and dashes
+// per workload and codec, StarRocks' published figure in parentheses, and dashes
 // where a figure is missing.
 func TestParquetReport_Layout(t *testing.T) {
 	out := parquetOutput{
@@ -56,7 +56,7 @@ func TestParquetReport_Layout(t *testing.T) {
 	if got, want := strings.Join(sizes.Rows[2], " | "), "ADBC + PyArrow | 5M | 2.5 | 2.5 | 2.5 | 2.5"; got != want {
 		t.Errorf("sizes row 2:\n got %s\nwant %s", got, want)
 	}
-	if !strings.Contains(times.Note, "Connector/J 9.7.0 (buffered, the seed's mode) → parquet-hadoop 1.15.2") {
+	if !strings.Contains(times.Note, "Connector/J 9.7.0 (buffered, as in StarRocks' figures) → parquet-hadoop 1.15.2") {
 		t.Errorf("note %q does not name the baseline", times.Note)
 	}
 	if got := len(r.Results); got != 16 {

@@ -14,7 +14,7 @@ import (
 // Flat14DDL creates the table Flat14's batches go into; %s is its name.
 const Flat14DDL = "CREATE OR REPLACE TABLE %s (n0 BIGINT, n1 BIGINT, n2 BIGINT, n3 BIGINT, n4 BIGINT, n5 BIGINT, n6 BIGINT, n7 BIGINT, n8 BIGINT, n9 BIGINT, s0 VARCHAR, s1 VARCHAR, s2 VARCHAR, s3 VARCHAR)"
 
-// Flat14 builds the seed's flat Kafka row shape: 10 BIGINT and 4 VARCHAR
+// Flat14 builds the flat Kafka row shape: 10 BIGINT and 4 VARCHAR
 // columns, in 64K-row batches, and their Arrow size in bytes. The caller
 // releases the batches.
 func Flat14(rows int) ([]arrow.RecordBatch, int64) {

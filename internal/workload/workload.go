@@ -1,5 +1,5 @@
 // Package workload holds the table shapes the benchmarks publish figures
-// for and the product's tests and benchmarks build on: the seed's fetch
+// for and the product's tests and benchmarks build on: the fetch
 // tables (num with id and num20, str with str20) and the flat 14-column
 // ingest rows. It imports nothing of quiver's but ipcx, so any package's
 // tests may use it.
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Workload is one of the seed's fetch workloads (seeds/000, table 1).
+// Workload is one of the fetch workloads.
 type Workload struct {
 	Name  string
 	Table string
