@@ -152,7 +152,7 @@ func Codec(ctx context.Context, cfg CodecConfig) (*report.Report, error) {
 	}
 	r := &report.Report{Suite: "codec", Reps: cfg.Reps}
 	t := &report.Table{
-		Title: "Codecs (seeds/002): write and read of a compressed Arrow IPC stream, int + string batch, in memory",
+		Title: "Codecs: write and read of a compressed Arrow IPC stream, int + string batch, in memory",
 		Note: fmt.Sprintf("Mean time and Go-heap bytes allocated per operation (median of the samples). arrow-go: ipc.NewWriter/NewReader with WithLZ4/WithZstd, "+
 			"WithCompressConcurrency(%d), WithMinSpaceSavings(0.1). quiver: ipcx.NewStreamWriter/NewReader. Reads decode the same arrow-go-written bytes.", runtime.GOMAXPROCS(0)),
 		Columns: []string{"rows", "path", "codec", "arrow-go ms", "arrow-go alloc", "quiver ms", "quiver alloc", "speedup", "alloc diff"},

@@ -265,7 +265,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *repor
 	}
 	cols = append(cols, "raw TCP MB/s", "Flight/TCP")
 	t := &report.Table{
-		Title:   "Protocol fetch (seed table 1): client fetches the result and discards it",
+		Title:   "Protocol fetch: client fetches the result and discards it",
 		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches. RSS columns: the peak resident memory of the server and of the client (this process) during the Flight fetches, sampled every 20 ms.",
 		Columns: cols,
 	}
