@@ -1,8 +1,9 @@
 // Command quiver-bench runs quiver's benchmark suites: the published
 // workloads, reproduced side by side on the machine it runs on, printed as
-// tables (and, when asked, as JSON and a plot). It is a harness apart from
-// the product: the suites that need a server run the quiver binary as a
-// child process, the one beside quiver-bench unless --quiver names another.
+// tables (and, when asked, as JSON, a plot and a Markdown section of a
+// page such as docs/benchmarks.md). It is a harness apart from the
+// product: the suites that need a server run the quiver binary as a child
+// process, the one beside quiver-bench unless --quiver names another.
 //
 //	quiver-bench SUITE [flags]
 package main
