@@ -16,13 +16,13 @@ import (
 	"github.com/quiverdata/quiver/ipcx"
 )
 
-// The codec suite reproduces seeds/002's study in Go: an int + string
+// The codec suite times Arrow IPC compression in Go: an int + string
 // record batch at 100k, 500k and 1M rows, written to and read from an
 // in-memory Arrow IPC stream with LZ4_FRAME and with ZSTD, arrow-go's
 // built-in path against quiver's (ipcx), time and allocated bytes per
-// operation, alternated in one run. As in the seed, both read paths
-// decode the same bytes, written by arrow-go's writer; the write paths
-// each produce their own stream.
+// operation, alternated in one run. Both read paths decode the same
+// bytes, written by arrow-go's writer; the write paths each produce their
+// own stream.
 
 // CodecConfig sizes the codec suite.
 type CodecConfig struct {

@@ -37,8 +37,9 @@ type FetchConfig struct {
 	Dir        string // scratch directory for the server's database
 }
 
-// Fetch reproduces seed table 1 (protocol fetch) and adds the engine
-// export comparison and the end-to-end share of raw TCP.
+// Fetch times a result fetched over Flight against mysql --quick (and
+// MariaDB) on the same rows, and adds the engine export comparison and
+// the end-to-end share of raw TCP.
 func Fetch(ctx context.Context, cfg FetchConfig) (*report.Report, error) {
 	r := &report.Report{Suite: "fetch", Reps: cfg.Reps}
 	maxRows := int64(0)
