@@ -16,13 +16,13 @@ import (
 	"github.com/quiverdata/quiver/ipcx"
 )
 
-// The codec suite reproduces seeds/002's study in Go: an int + string
+// The codec suite times Arrow IPC compression in Go: an int + string
 // record batch at 100k, 500k and 1M rows, written to and read from an
 // in-memory Arrow IPC stream with LZ4_FRAME and with ZSTD, arrow-go's
 // built-in path against quiver's (ipcx), time and allocated bytes per
-// operation, alternated in one run. As in the seed, both read paths
-// decode the same bytes, written by arrow-go's writer; the write paths
-// each produce their own stream.
+// operation, alternated in one run. Both read paths decode the same
+// bytes, written by arrow-go's writer; the write paths each produce their
+// own stream.
 
 // CodecConfig sizes the codec suite.
 type CodecConfig struct {
@@ -152,7 +152,7 @@ func Codec(ctx context.Context, cfg CodecConfig) (*report.Report, error) {
 	}
 	r := &report.Report{Suite: "codec", Reps: cfg.Reps}
 	t := &report.Table{
-		Title: "Codecs (seeds/002): write and read of a compressed Arrow IPC stream, int + string batch, in memory",
+		Title: "Codecs: write and read of a compressed Arrow IPC stream, int + string batch, in memory",
 		Note: fmt.Sprintf("Mean time and Go-heap bytes allocated per operation (median of the samples). arrow-go: ipc.NewWriter/NewReader with WithLZ4/WithZstd, "+
 			"WithCompressConcurrency(%d), WithMinSpaceSavings(0.1). quiver: ipcx.NewStreamWriter/NewReader. Reads decode the same arrow-go-written bytes.", runtime.GOMAXPROCS(0)),
 		Columns: []string{"rows", "path", "codec", "arrow-go ms", "arrow-go alloc", "quiver ms", "quiver alloc", "speedup", "alloc diff"},

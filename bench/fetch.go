@@ -37,8 +37,9 @@ type FetchConfig struct {
 	Dir        string // scratch directory for the server's database
 }
 
-// Fetch reproduces seed table 1 (protocol fetch) and adds the engine
-// export comparison and the end-to-end share of raw TCP.
+// Fetch times a result fetched over Flight against mysql --quick (and
+// MariaDB) on the same rows, and adds the engine export comparison and
+// the end-to-end share of raw TCP.
 func Fetch(ctx context.Context, cfg FetchConfig) (*report.Report, error) {
 	r := &report.Report{Suite: "fetch", Reps: cfg.Reps}
 	maxRows := int64(0)
@@ -265,7 +266,7 @@ func protocolFetch(ctx context.Context, cfg FetchConfig, maxRows int64, r *repor
 	}
 	cols = append(cols, "raw TCP MB/s", "Flight/TCP")
 	t := &report.Table{
-		Title:   "Protocol fetch (seed table 1): client fetches the result and discards it",
+		Title:   "Protocol fetch: client fetches the result and discards it",
 		Note:    "Same server process and rows. mysql is Debian's mariadb-client; Flight is quiver's Go client holding Arrow batches. RSS columns: the peak resident memory of the server and of the client (this process) during the Flight fetches, sampled every 20 ms.",
 		Columns: cols,
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	// server yields a core whenever a client has work, as it would to
 	// clients on machines of their own, so that the latency the clients
 	// measure is the server's and not the time they waited for a core.
+	// At 1,000 clients on 2 cores the clients' small-query p99 was
+	// 137–305 ms with the server at nice 0 (5 runs) and 53–95 ms at nice
+	// 10 (4 runs), fetch throughput the same within the noise.
 	ServerNice int
 
 	// Clients are the concurrency levels, each measured for Duration

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	registerSuite("codec", suite{"seeds/002: LZ4_FRAME and ZSTD IPC write and read, time and allocations, arrow-go against quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
+	registerSuite("codec", suite{"LZ4_FRAME and ZSTD IPC write and read, time and allocations, arrow-go against quiver", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		var cfg bench.CodecConfig
 		rows := fs.String("rows", "100k,500k,1M", "rows of the int + string batch")
 		fs.DurationVar(&cfg.MinSample, "min-sample", 200*time.Millisecond, "least time per sample (operations are repeated to fill it)")

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	registerSuite("fetch", suite{"seed table 1: fetch id/num20/str20 over Flight (and MySQL), and engine export against duckdb-go", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
+	registerSuite("fetch", suite{"fetch id/num20/str20 over Flight (and MySQL), and engine export against duckdb-go", func(fs *flag.FlagSet) func(context.Context, env) (*report.Report, error) {
 		workloads := fs.String("workloads", "id,num20,str20", "workloads to run")
 		sizes := fs.String("sizes", "1M,5M,10M", "row counts")
 		protocols := fs.String("protocols", "flight", "protocols to time end to end: flight, mysql")

@@ -1,8 +1,9 @@
 // Command quiver-bench runs quiver's benchmark suites: the published
 // workloads, reproduced side by side on the machine it runs on, printed as
-// tables (and, when asked, as JSON and a plot). It is a harness apart from
-// the product: the suites that need a server run the quiver binary as a
-// child process, the one beside quiver-bench unless --quiver names another.
+// tables (and, when asked, as JSON, a plot and a Markdown section of a
+// page such as docs/benchmarks.md). It is a harness apart from the
+// product: the suites that need a server run the quiver binary as a child
+// process, the one beside quiver-bench unless --quiver names another.
 //
 //	quiver-bench SUITE [flags]
 package main
@@ -25,6 +26,7 @@ import (
 
 	"github.com/quiverdata/quiver/bench/report"
 	"github.com/quiverdata/quiver/internal/cli"
+	"github.com/quiverdata/quiver/internal/osfacts"
 	"github.com/quiverdata/quiver/internal/version"
 )
 
@@ -145,6 +147,11 @@ func runSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	if b.markdown != "" {
+		if err := writeMarkdown(rep, b, args); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -154,6 +161,7 @@ type suiteRun struct {
 	run        func(ctx context.Context, e env) (*report.Report, error)
 	env        env
 	json, plot string
+	markdown   string
 }
 
 // parseSuite parses quiver-bench's arguments: a suite and its flags.
@@ -171,6 +179,7 @@ func parseSuite(args []string, stdout, stderr io.Writer) (*suiteRun, error) {
 	fs.IntVar(&b.env.reps, "reps", 5, "alternated runs per figure (the median is reported)")
 	fs.StringVar(&b.json, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&b.plot, "plot", "", "also draw the comparison to this .svg or .png file")
+	fs.StringVar(&b.markdown, "markdown", "", markdownUsage)
 	fs.StringVar(&b.env.quiverFlag, "quiver", os.Getenv("QUIVER_BIN"), "the quiver binary to run as the server (env QUIVER_BIN; default: quiver beside quiver-bench, else on the PATH)")
 	b.run = s.setup(fs)
 	pos, err := cli.ParseFlags(fs, args[1:], stderr)
@@ -205,9 +214,13 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", name, suites[name].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every suite takes --reps, --json, --plot and --quiver; run 'quiver-bench <suite> -h' for its own flags.")
+	fmt.Fprintln(w, "Every suite takes --reps, --json, --plot, --markdown and --quiver; run 'quiver-bench <suite> -h' for its own flags.")
 }
 
 func machine() string {
-	return fmt.Sprintf("%s/%s, %d cores, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	m := fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	if mem, err := osfacts.MemoryLimit(); err == nil {
+		m += fmt.Sprintf(", %.1f GB memory", float64(mem)/1e9)
+	}
+	return m + ", " + runtime.Version()
 }

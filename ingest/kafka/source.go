@@ -144,6 +144,9 @@ type member struct {
 func newMember(s *Source, i int, h ingest.Handler) (*member, error) {
 	m := &member{s: s, h: h, log: s.log.With("member", i), assigned: map[string]map[int32]bool{}, sent: ingest.Offsets{},
 		kick: make(chan struct{}, 1), marked: map[int32]time.Time{}}
+	// No kgo.WithPools: recycling franz-go's records and decompression
+	// buffers ran the flat pipeline at 0.42–0.48× of DuckDB's native
+	// insert against 0.46–0.50× without, alternated on 2 cores.
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(s.cfg.brokers...),
 		kgo.ConsumerGroup(s.cfg.group),

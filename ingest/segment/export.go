@@ -33,7 +33,9 @@ const DefaultRowGroupSize = 1 << 20
 // does not pay, floats BYTE_STREAM_SPLIT, in v2 data pages. On the ingest
 // benchmark's messages its files were 37% smaller than V1's at the same
 // write cost, and scans of integer columns decode far less (V1 stores
-// them PLAIN, leaving zstd to shrink them). Spark (with Iceberg's
+// them PLAIN, leaving zstd to shrink them): a lake scan of 10M num20 rows
+// ran at 0.85–0.96× of the same rows in the database with V2 files,
+// against 0.45–0.49× with V1 (quiver-bench lakeread). Spark (with Iceberg's
 // runtime), pyiceberg, polars, DuckDB and iceberg-go read both.
 const DefaultParquetVersion = "V2"
 
