@@ -159,37 +159,5 @@ func startOnPTY(t *testing.T, bin string, args []string, stdin, stdout string) *
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	tty.Close()
-	p := &ptyShell{t: t, tty: master, done: make(chan struct{})}
-	reading := make(chan struct{})
-	go func() {
-		defer close(reading)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			p.mu.Lock()
-			p.out.Write(buf[:n])
-			p.mu.Unlock()
-			if err != nil {
-				return // EIO once the process is gone
-			}
-		}
-	}()
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		case <-time.After(time.Second):
-			cmd.Process.Kill()
-			<-p.done
-		}
-		master.Close()
-		<-reading
-		if t.Failed() {
-			t.Logf("the terminal showed:\n%s", p.screen())
-		}
-	})
-	return p
+	return watchPTY(t, cmd, master, time.Second)
 }

@@ -67,6 +67,13 @@ func startPTYEnv(t *testing.T, home string, env []string, args ...string) *ptySh
 	if err != nil {
 		t.Fatalf("start %v on a pty: %v", args, err)
 	}
+	return watchPTY(t, cmd, tty, 0)
+}
+
+// watchPTY follows cmd, started with tty as its terminal: it keeps what
+// the terminal receives and, at the test's end, gives the process grace
+// to exit before killing it, then closes tty.
+func watchPTY(t *testing.T, cmd *exec.Cmd, tty *os.File, grace time.Duration) *ptyShell {
 	p := &ptyShell{t: t, tty: tty, done: make(chan struct{})}
 	reading := make(chan struct{})
 	go func() {
@@ -89,7 +96,7 @@ func startPTYEnv(t *testing.T, home string, env []string, args ...string) *ptySh
 	t.Cleanup(func() {
 		select {
 		case <-p.done:
-		default:
+		case <-time.After(grace):
 			cmd.Process.Kill()
 			<-p.done
 		}
