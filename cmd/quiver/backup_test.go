@@ -67,6 +67,35 @@ func TestBackup_Server(t *testing.T) {
 	}
 	id := strings.Fields(out)[1]
 
+	// The staging directory is one DuckDB may write to for backups;
+	// for readonly and readwrite users it stays like any other.
+	staging := filepath.Join(dir, "served.duckdb.backup")
+	// An admin may write there, like anywhere DuckDB may; the others
+	// may not read what is there.
+	if _, err := c.Exec(context.Background(), "COPY (SELECT 42 AS secret) TO '"+staging+"/probe.csv'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct{ name, pw string }{{"bi", "bi-pw"}, {"etl", "etl-pw"}} {
+		t.Run("staging closed to "+u.name, func(t *testing.T) {
+			uc := testutil.Dial(t, srv, client.Config{User: u.name, Password: u.pw})
+			for _, sql := range []string{
+				"COPY (SELECT 1 AS x) TO '" + staging + "/x.csv'",
+				"SELECT * FROM glob('" + staging + "/*')",
+				"SELECT * FROM read_csv('" + staging + "/probe.csv')",
+				"ATTACH '" + staging + "/evil.duckdb' AS evil",
+			} {
+				if _, err := uc.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "may not") {
+					t.Errorf("%s as %s: got %v, want a refusal", sql, u.name, err)
+				}
+			}
+			for _, f := range []string{"x.csv", "evil.duckdb"} {
+				if _, err := os.Stat(filepath.Join(staging, f)); err == nil {
+					t.Errorf("%s was written in the staging directory", f)
+				}
+			}
+		})
+	}
+
 	t.Run("list", func(t *testing.T) {
 		code, out, errOut := runQuiver(t, "backup", "list", "--from", to)
 		if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "10,000") {
