@@ -157,7 +157,22 @@ func (s *Stmt) Exec(ctx context.Context) (int64, error) {
 	defer stop()
 	defer duckdb.DestroyResult(&res)
 	s.noteSideEffects()
-	return int64(duckdb.RowsChanged(&res)), nil
+	return rowsChanged(&res), nil
+}
+
+// rowsChanged is the count of rows a statement wrote. DuckDB's
+// rows-changed figure covers INSERT, UPDATE and DELETE only; CREATE
+// TABLE … AS SELECT returns its count as the lone "Count" value of its
+// result instead, which is what DuckDB's own clients show.
+func rowsChanged(res *duckdb.Result) int64 {
+	if n := int64(duckdb.RowsChanged(res)); n != 0 {
+		return n
+	}
+	if duckdb.ColumnCount(res) == 1 && duckdb.ColumnName(res, 0) == "Count" &&
+		duckdb.ColumnType(res, 0) == duckdb.TypeBigInt {
+		return duckdb.ValueInt64(res, 0, 0)
+	}
+	return 0
 }
 
 // Query runs the statement and streams its result. The caller must Close

@@ -96,3 +96,39 @@ func TestStmt_OnResult(t *testing.T) {
 		t.Errorf("closed without a run: hook got %v, want ErrNotRun", got)
 	}
 }
+
+// TestStmt_ExecCount checks the count Exec returns for each kind of
+// write: CREATE TABLE … AS SELECT reports its rows, as DuckDB's own
+// clients show them, not the 0 of DuckDB's rows-changed figure.
+func TestStmt_ExecCount(t *testing.T) {
+	db := openTest(t, engine.Options{Path: ":memory:"})
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	for _, tt := range []struct {
+		sql  string
+		want int64
+	}{
+		{"CREATE TABLE t AS SELECT range AS id FROM range(5)", 5},
+		{"CREATE TABLE e AS SELECT range AS id FROM range(0)", 0},
+		{"CREATE TABLE p (id BIGINT)", 0},
+		{"INSERT INTO t SELECT range FROM range(3)", 3},
+		{"UPDATE t SET id = id + 1 WHERE id < 2", 4},
+		{"DELETE FROM t WHERE id >= 3", 2},
+		{"CREATE OR REPLACE TABLE t AS SELECT 1 AS n", 1},
+		{"CREATE VIEW v AS SELECT 7 AS Count", 0},
+	} {
+		t.Run(tt.sql, func(t *testing.T) {
+			got, err := c.Exec(ctx, tt.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Exec(%q) = %d, want %d", tt.sql, got, tt.want)
+			}
+		})
+	}
+}
