@@ -145,7 +145,12 @@ func (s *session) prepare(ctx context.Context, query string) (*prepared, []*quer
 		// (SELECT ? + 1): the columns come with the first execution.
 		return p, nil, nil
 	}
-	return p, fieldsOf(schema), nil
+	fields, err := fieldsOf(schema)
+	if err != nil {
+		stmt.Close()
+		return nil, nil, err
+	}
+	return p, fields, nil
 }
 
 // columnsOf prepares sql on DuckDB only to learn its result columns.
@@ -163,7 +168,7 @@ func (s *session) columnsOf(ctx context.Context, sql string) ([]*querypb.Field, 
 	if err != nil {
 		return nil, err
 	}
-	return fieldsOf(schema), nil
+	return fieldsOf(schema)
 }
 
 // ComStmtExecute binds the parameters vitess decoded and runs the
