@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // maxPreparedStatements bounds the statements one connection may keep
@@ -131,10 +131,7 @@ func (s *session) prepare(ctx context.Context, query string) (*prepared, []*quer
 	}
 	p.blob = make([]bool, params.NumFields())
 	for i, f := range params.Fields() {
-		switch f.Type.ID() {
-		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-			p.blob[i] = true
-		}
+		p.blob[i] = mysqlvalue.IsBytes(f.Type)
 	}
 	if !stmt.IsQuery() {
 		return p, nil, nil

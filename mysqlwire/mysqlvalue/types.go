@@ -304,6 +304,14 @@ func check(dt arrow.DataType) error {
 	return nil
 }
 
+// IsBytes reports whether values of dt are bytes, which a result column
+// sends as a BLOB: a statement parameter of such a type takes the bytes a
+// client sends as they are.
+func IsBytes(dt arrow.DataType) bool {
+	t, err := typeOf(dt)
+	return err == nil && t.def.typ == sqltypes.Blob
+}
+
 // Field returns the MySQL column definition of an Arrow result field.
 func Field(f arrow.Field) (*querypb.Field, error) {
 	if err := check(f.Type); err != nil {

@@ -310,3 +310,28 @@ func TestTypes_Unsupported(t *testing.T) {
 		t.Errorf("AppendText: got %v, want ErrUnsupported", err)
 	}
 }
+
+// TestTypes_IsBytes checks which parameter types take a client's bytes as
+// they are.
+func TestTypes_IsBytes(t *testing.T) {
+	tests := []struct {
+		dt   arrow.DataType
+		want bool
+	}{
+		{arrow.BinaryTypes.Binary, true},
+		{arrow.BinaryTypes.LargeBinary, true},
+		{arrow.BinaryTypes.BinaryView, true},
+		{&arrow.FixedSizeBinaryType{ByteWidth: 16}, true},
+		{arrow.BinaryTypes.String, false},
+		{arrow.PrimitiveTypes.Int64, false},
+		{arrow.ListOf(arrow.BinaryTypes.Binary), false},
+		{arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.Binary), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dt.String(), func(t *testing.T) {
+			if got := IsBytes(tt.dt); got != tt.want {
+				t.Errorf("IsBytes(%s) = %v, want %v", tt.dt, got, tt.want)
+			}
+		})
+	}
+}
