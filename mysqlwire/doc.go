@@ -34,11 +34,12 @@
 //     statement computes, has the statement interrupted and its engine
 //     connection given back.
 //
-// Types: one table, mysqlTypes (mysqltypes.go), maps DuckDB's types to
-// MySQL's, for result columns (mysqlField) and for the catalog (SHOW CREATE
-// TABLE, SHOW COLUMNS, INFORMATION_SCHEMA) alike. Values go out in DuckDB's
-// text form, except LIST, ARRAY, STRUCT and MAP, which the catalog calls
-// json and which go out as JSON text (jsontext.go).
+// Types: the catalog (SHOW CREATE TABLE, SHOW COLUMNS, INFORMATION_SCHEMA)
+// describes DuckDB's types as MySQL's from one table, mysqlTypes
+// (mysqltypes.go). Result columns and their values are written by package
+// mysqlvalue from one table of Arrow types: values go out in DuckDB's text
+// form, except LIST, ARRAY, STRUCT and MAP, which the catalog calls json
+// and which go out as JSON text.
 //
 // Dialect: everything runs on DuckDB as written, except that the
 // compatibility layer (compat.go, variables.go) answers what DuckDB cannot

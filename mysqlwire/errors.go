@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
@@ -51,6 +52,9 @@ func sqlError(err error) *mysql.SQLError {
 		return mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "Server shutdown in progress")
 	}
 	msg := strings.TrimSpace(err.Error())
+	if errors.Is(err, mysqlvalue.ErrUnsupported) {
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, sqlStateSyntax, "%s", msg)
+	}
 	prefix, _, _ := strings.Cut(msg, " Error: ")
 	num, state := mysql.ERUnknownError, mysql.SSUnknownSQLState
 	switch engine.KindOf(err) {

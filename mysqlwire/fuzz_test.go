@@ -10,6 +10,8 @@ import (
 	"time"
 
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // Client capability flags used by the fuzzer's login.
@@ -39,7 +41,7 @@ func loginPacket() []byte {
 		capMultiResults | capPluginAuth | capDeprecateEOF)
 	binary.Write(&b, binary.LittleEndian, caps)
 	binary.Write(&b, binary.LittleEndian, uint32(1<<24))
-	b.WriteByte(charsetUTF8MB4)
+	b.WriteByte(mysqlvalue.CharsetUTF8MB4)
 	b.Write(make([]byte, 23))
 	b.WriteString("fuzz\x00")
 	b.WriteByte(20)

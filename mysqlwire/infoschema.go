@@ -13,8 +13,8 @@ import (
 // duckdb_constraints() and friends with MySQL's column names, types and
 // values: TABLE_CATALOG is 'def', TABLE_SCHEMA is the DuckDB schema (a
 // MySQL database is a schema of the current catalog), and a column's
-// DATA_TYPE and COLUMN_TYPE come from mysqlTypes (mysqltypes.go), the table
-// that types result columns too. translate.go splices the tables a query
+// DATA_TYPE and COLUMN_TYPE come from mysqlTypes (mysqltypes.go), which a
+// test holds to the types of result columns. translate.go splices the tables a query
 // reads into it as CTEs, so the client's own WHERE, HAVING and ORDER BY
 // work as they do on MySQL. SHOW COLUMNS, SHOW INDEX, SHOW TABLE STATUS and
 // SHOW CREATE TABLE (show.go, showcreate.go) are queries over these tables.

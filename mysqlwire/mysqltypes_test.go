@@ -2,12 +2,7 @@ package mysqlwire
 
 import (
 	"context"
-	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/dolthub/vitess/go/sqltypes"
-	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/quiverdata/quiver/engine"
 )
@@ -44,59 +39,5 @@ func TestDuckKey(t *testing.T) {
 		if got := *rows[0][0]; got != want {
 			t.Errorf("duckKeySQL(%s) = %s, want %s", typ, got, want)
 		}
-	}
-}
-
-// TestMysqlField checks result columns' definitions, which come from
-// mysqlTypes by way of the Arrow type.
-func TestMysqlField(t *testing.T) {
-	tests := []struct {
-		dt       arrow.DataType
-		typ      querypb.Type
-		length   uint32
-		decimals uint32
-		charset  uint32
-	}{
-		{arrow.FixedWidthTypes.Boolean, sqltypes.Int8, 1, 0, charsetBinary},
-		{arrow.PrimitiveTypes.Uint32, sqltypes.Uint32, 10, 0, charsetBinary},
-		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, sqltypes.Decimal, 12, 2, charsetBinary},
-		{&arrow.Decimal128Type{Precision: 38, Scale: 0}, sqltypes.Decimal, 39, 0, charsetBinary},
-		{arrow.PrimitiveTypes.Float64, sqltypes.Float64, 22, decimalsNotFixed, charsetBinary},
-		{arrow.BinaryTypes.String, sqltypes.VarChar, textColumnLength, 0, charsetUTF8MB4},
-		{arrow.BinaryTypes.Binary, sqltypes.Blob, longLength, 0, charsetBinary},
-		{&arrow.TimestampType{Unit: arrow.Microsecond}, sqltypes.Datetime, 26, 6, charsetBinary},
-		{&arrow.TimestampType{Unit: arrow.Second}, sqltypes.Datetime, 19, 0, charsetBinary},
-		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, sqltypes.Timestamp, 26, 6, charsetBinary},
-		{arrow.FixedWidthTypes.Time64us, sqltypes.Time, 15, 6, charsetBinary},
-		{arrow.ListOf(arrow.PrimitiveTypes.Int32), sqltypes.TypeJSON, longLength, 0, charsetUTF8MB4},
-		{arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32}), sqltypes.TypeJSON, longLength, 0, charsetUTF8MB4},
-		{arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), sqltypes.TypeJSON, longLength, 0, charsetUTF8MB4},
-		{arrow.FixedWidthTypes.MonthDayNanoInterval, sqltypes.VarChar, textColumnLength, 0, charsetUTF8MB4},
-		{arrow.Null, sqltypes.Null, 0, 0, charsetBinary},
-	}
-	for _, tt := range tests {
-		f := mysqlField(arrow.Field{Name: "c", Type: tt.dt})
-		if f.Type != tt.typ || f.ColumnLength != tt.length || f.Decimals != tt.decimals || f.Charset != tt.charset {
-			t.Errorf("%s: %v length %d decimals %d charset %d, want %v %d %d %d", tt.dt, f.Type, f.ColumnLength, f.Decimals,
-				f.Charset, tt.typ, tt.length, tt.decimals, tt.charset)
-		}
-	}
-	// Every key arrowKey returns is in mysqlTypes.
-	for _, tt := range tests {
-		if key, _ := arrowKey(tt.dt); mysqlTypeOf(key).duck != key {
-			t.Errorf("%s: key %s is not in mysqlTypes", tt.dt, key)
-		}
-	}
-}
-
-// TestAppendJSONString checks the strings of the JSON text that json
-// columns carry.
-func TestAppendJSONString(t *testing.T) {
-	got := string(appendJSONString(nil, "a\"b\\c\n\x01é\xff"))
-	if want := `"a\"b\\c\n\u0001é` + "\uFFFD" + `"`; got != want {
-		t.Errorf("got %s, want %s", got, want)
-	}
-	if !strings.HasPrefix(string(appendJSONFloat(nil, 1.5, 64)), "1.5") {
-		t.Errorf("appendJSONFloat(1.5) = %s", appendJSONFloat(nil, 1.5, 64))
 	}
 }

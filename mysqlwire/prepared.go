@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // maxPreparedStatements bounds the statements one connection may keep
@@ -131,10 +131,7 @@ func (s *session) prepare(ctx context.Context, query string) (*prepared, []*quer
 	}
 	p.blob = make([]bool, params.NumFields())
 	for i, f := range params.Fields() {
-		switch f.Type.ID() {
-		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-			p.blob[i] = true
-		}
+		p.blob[i] = mysqlvalue.IsBytes(f.Type)
 	}
 	if !stmt.IsQuery() {
 		return p, nil, nil
@@ -145,7 +142,12 @@ func (s *session) prepare(ctx context.Context, query string) (*prepared, []*quer
 		// (SELECT ? + 1): the columns come with the first execution.
 		return p, nil, nil
 	}
-	return p, fieldsOf(schema), nil
+	fields, err := fieldsOf(schema)
+	if err != nil {
+		stmt.Close()
+		return nil, nil, err
+	}
+	return p, fields, nil
 }
 
 // columnsOf prepares sql on DuckDB only to learn its result columns.
@@ -163,7 +165,7 @@ func (s *session) columnsOf(ctx context.Context, sql string) ([]*querypb.Field, 
 	if err != nil {
 		return nil, err
 	}
-	return fieldsOf(schema), nil
+	return fieldsOf(schema)
 }
 
 // ComStmtExecute binds the parameters vitess decoded and runs the

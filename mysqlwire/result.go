@@ -6,6 +6,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // Chunking of result rows handed to vitess in one callback. A chunk ends at
@@ -29,16 +30,21 @@ type rowSender struct {
 	offs  []int
 	vals  []sqltypes.Value
 	rows  [][]sqltypes.Value
-	cols  []colWriter
+	cols  []mysqlvalue.Column
 }
 
-// fieldsOf maps a result schema to MySQL column definitions.
-func fieldsOf(schema *arrow.Schema) []*querypb.Field {
+// fieldsOf maps a result schema to MySQL column definitions; a column of
+// a type MySQL has no form for is an error.
+func fieldsOf(schema *arrow.Schema) ([]*querypb.Field, error) {
 	fields := make([]*querypb.Field, schema.NumFields())
 	for i, f := range schema.Fields() {
-		fields[i] = mysqlField(f)
+		fld, err := mysqlvalue.Field(f)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = fld
 	}
-	return fields
+	return fields, nil
 }
 
 // sendRows streams rows and returns how many it sent. The first batch is
@@ -46,7 +52,10 @@ func fieldsOf(schema *arrow.Schema) []*querypb.Field {
 // still reaches the client as an error packet rather than a cut stream.
 func (rs *rowSender) sendRows(rows *engine.Rows, send func(*sqltypes.Result) error) (int64, error) {
 	defer rs.trim()
-	fields := fieldsOf(rows.Schema())
+	fields, err := fieldsOf(rows.Schema())
+	if err != nil {
+		return 0, err
+	}
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return 0, err
@@ -71,7 +80,11 @@ func (rs *rowSender) sendBatch(fields []*querypb.Field, rec arrow.RecordBatch, s
 	ncols := int(rec.NumCols())
 	rs.cols = rs.cols[:0]
 	for _, col := range rec.Columns() {
-		rs.cols = append(rs.cols, newColWriter(col, rs.binary))
+		w, err := mysqlvalue.NewColumn(col, rs.binary)
+		if err != nil {
+			return 0, err
+		}
+		rs.cols = append(rs.cols, w)
 	}
 	total := int(rec.NumRows())
 	for lo := 0; lo < total; lo += chunkRows {
@@ -105,7 +118,7 @@ func (rs *rowSender) formatChunk(fields []*querypb.Field, rec arrow.RecordBatch,
 			}
 			start := len(arena)
 			var ok bool
-			arena, ok = w.appendValue(arena, lo+r)
+			arena, ok = w.Append(arena, lo+r)
 			if !ok {
 				arena = arena[:start]
 				offs[k] = -1

@@ -607,3 +607,8 @@ func parseQualifiedName(s string) ([]string, bool) {
 		s = s[1:]
 	}
 }
+
+// isSpaceByte reports whether c is white space between SQL tokens.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}

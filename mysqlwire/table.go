@@ -9,6 +9,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
 
 // column is a column of a canned table.
@@ -110,9 +111,9 @@ func (t *table) sql() string {
 
 // fieldNamed is the column definition of a compatibility result column.
 func fieldNamed(name string, typ querypb.Type) *querypb.Field {
-	f := &querypb.Field{Name: name, OrgName: name, Type: typ, Charset: charsetBinary, ColumnLength: 21}
+	f := &querypb.Field{Name: name, OrgName: name, Type: typ, Charset: mysqlvalue.CharsetBinary, ColumnLength: 21}
 	if typ == sqltypes.VarChar {
-		f.Charset, f.ColumnLength = charsetUTF8MB4, 4096
+		f.Charset, f.ColumnLength = mysqlvalue.CharsetUTF8MB4, 4096
 	}
 	return f
 }
@@ -135,7 +136,9 @@ func queryStrings(ctx context.Context, conn *engine.Conn, sql string) ([][]*stri
 				if col.IsNull(i) {
 					continue
 				}
-				buf = appendText(buf[:0], col, i)
+				if buf, err = mysqlvalue.AppendText(buf[:0], col, i); err != nil {
+					return nil, err
+				}
 				row[j] = strPtr(string(buf))
 			}
 			out = append(out, row)

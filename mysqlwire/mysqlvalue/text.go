@@ -1,4 +1,4 @@
-package mysqlwire
+package mysqlvalue
 
 import (
 	"bytes"
@@ -8,15 +8,14 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 )
 
-// This file renders Arrow values as text the way DuckDB casts them to
+// This file renders leaf values as text the way DuckDB casts them to
 // VARCHAR, appending to a caller's buffer so that a result is formatted
 // without allocating per value. The MySQL text protocol sends every value
-// as text; the binary protocol reparses it (see types.go).
+// as text; the binary protocol reparses it (see column.go).
 
 const (
 	microsPerSecond = 1_000_000
@@ -402,7 +401,7 @@ func isSpaceByte(c byte) bool {
 
 // appendQuoted appends s in single quotes, escaping ' and \ with a
 // backslash.
-func appendQuoted(b []byte, s string) []byte {
+func appendQuoted[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '\'')
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\'' || s[i] == '\\' {
@@ -411,224 +410,4 @@ func appendQuoted(b []byte, s string) []byte {
 		b = append(b, s[i])
 	}
 	return append(b, '\'')
-}
-
-// appendNestedString appends a string value inside a nested value, quoted
-// when DuckDB would quote it.
-func appendNestedString(b []byte, s string) []byte {
-	if needsQuotes(s) {
-		return appendQuoted(b, s)
-	}
-	return append(b, s...)
-}
-
-// listRange returns the child values of row i of a list-like array (LIST,
-// LARGE LIST, their views, and FIXED SIZE LIST) and the row's range of
-// them; ok is false for any other array.
-func listRange(arr arrow.Array, i int) (values arrow.Array, start, end int, ok bool) {
-	switch a := arr.(type) {
-	case *array.List:
-		s, e := a.ValueOffsets(i)
-		return a.ListValues(), int(s), int(e), true
-	case *array.LargeList:
-		s, e := a.ValueOffsets(i)
-		return a.ListValues(), int(s), int(e), true
-	case *array.ListView:
-		s, e := a.ValueOffsets(i)
-		return a.ListValues(), int(s), int(e), true
-	case *array.LargeListView:
-		s, e := a.ValueOffsets(i)
-		return a.ListValues(), int(s), int(e), true
-	case *array.FixedSizeList:
-		n := int(a.DataType().(*arrow.FixedSizeListType).Len())
-		s := (a.Offset() + i) * n
-		return a.ListValues(), s, s + n, true
-	}
-	return nil, 0, 0, false
-}
-
-// appendText appends the text of row i of arr as DuckDB casts it to
-// VARCHAR. LIST, STRUCT and MAP values render as [..], {'k': v} and
-// {k=v}. The caller handles NULL at the top level.
-func appendText(b []byte, arr arrow.Array, i int) []byte {
-	if values, start, end, ok := listRange(arr, i); ok {
-		return appendList(b, values, start, end)
-	}
-	switch a := arr.(type) {
-	case *array.Map:
-		return appendMap(b, a, i)
-	case *array.Struct:
-		return appendStruct(b, a, i)
-	case *array.SparseUnion:
-		return appendText(b, a.Field(a.ChildID(i)), i)
-	case *array.DenseUnion:
-		return appendText(b, a.Field(a.ChildID(i)), int(a.ValueOffset(i)))
-	case *array.Dictionary:
-		return appendText(b, a.Dictionary(), a.GetValueIndex(i))
-	case array.ExtensionArray:
-		return appendText(b, a.Storage(), i)
-	}
-	return appendLeaf(b, arr, i)
-}
-
-// appendElem appends one element of a nested value: NULL, a nested value,
-// or a leaf quoted as DuckDB quotes it.
-func appendElem(b []byte, arr arrow.Array, i int) []byte {
-	if arr.IsNull(i) {
-		return append(b, "NULL"...)
-	}
-	switch a := arr.(type) {
-	case *array.String:
-		return appendNestedString(b, a.Value(i))
-	case *array.LargeString:
-		return appendNestedString(b, a.Value(i))
-	case *array.StringView:
-		return appendNestedString(b, a.Value(i))
-	case *array.Dictionary:
-		return appendElem(b, a.Dictionary(), a.GetValueIndex(i))
-	case *array.SparseUnion:
-		return appendElem(b, a.Field(a.ChildID(i)), i)
-	case *array.DenseUnion:
-		return appendElem(b, a.Field(a.ChildID(i)), int(a.ValueOffset(i)))
-	case array.ExtensionArray:
-		return appendElem(b, a.Storage(), i)
-	case *array.Map, *array.List, *array.LargeList, *array.ListView, *array.LargeListView,
-		*array.FixedSizeList, *array.Struct:
-		return appendText(b, arr, i)
-	}
-	mark := len(b)
-	b = appendLeaf(b, arr, i)
-	if !needsQuotes(b[mark:]) {
-		return b
-	}
-	s := string(b[mark:])
-	return appendQuoted(b[:mark], s)
-}
-
-func appendList(b []byte, values arrow.Array, start, end int) []byte {
-	b = append(b, '[')
-	for j := start; j < end; j++ {
-		if j > start {
-			b = append(b, ',', ' ')
-		}
-		b = appendElem(b, values, j)
-	}
-	return append(b, ']')
-}
-
-func appendStruct(b []byte, a *array.Struct, i int) []byte {
-	st := a.DataType().(*arrow.StructType)
-	b = append(b, '{')
-	for f := range a.NumField() {
-		if f > 0 {
-			b = append(b, ',', ' ')
-		}
-		b = appendQuoted(b, st.Field(f).Name)
-		b = append(b, ':', ' ')
-		b = appendElem(b, a.Field(f), i)
-	}
-	return append(b, '}')
-}
-
-func appendMap(b []byte, a *array.Map, i int) []byte {
-	start, end := a.ValueOffsets(i)
-	keys, items := a.Keys(), a.Items()
-	b = append(b, '{')
-	for j := int(start); j < int(end); j++ {
-		if j > int(start) {
-			b = append(b, ',', ' ')
-		}
-		b = appendElem(b, keys, j)
-		b = append(b, '=')
-		b = appendElem(b, items, j)
-	}
-	return append(b, '}')
-}
-
-// appendLeaf appends the DuckDB text of a non-nested value.
-func appendLeaf(b []byte, arr arrow.Array, i int) []byte {
-	switch a := arr.(type) {
-	case *array.Null:
-		return append(b, "NULL"...)
-	case *array.Boolean:
-		if a.Value(i) {
-			return append(b, "true"...)
-		}
-		return append(b, "false"...)
-	case *array.Int8:
-		return strconv.AppendInt(b, int64(a.Value(i)), 10)
-	case *array.Int16:
-		return strconv.AppendInt(b, int64(a.Value(i)), 10)
-	case *array.Int32:
-		return strconv.AppendInt(b, int64(a.Value(i)), 10)
-	case *array.Int64:
-		return strconv.AppendInt(b, a.Value(i), 10)
-	case *array.Uint8:
-		return strconv.AppendUint(b, uint64(a.Value(i)), 10)
-	case *array.Uint16:
-		return strconv.AppendUint(b, uint64(a.Value(i)), 10)
-	case *array.Uint32:
-		return strconv.AppendUint(b, uint64(a.Value(i)), 10)
-	case *array.Uint64:
-		return strconv.AppendUint(b, a.Value(i), 10)
-	case *array.Float16:
-		return appendDouble(b, float64(a.Value(i).Float32()), 32)
-	case *array.Float32:
-		return appendDouble(b, float64(a.Value(i)), 32)
-	case *array.Float64:
-		return appendDouble(b, a.Value(i), 64)
-	case *array.Decimal32:
-		return appendScaledInt(b, int64(a.Value(i)), a.DataType().(*arrow.Decimal32Type).Scale)
-	case *array.Decimal64:
-		return appendScaledInt(b, int64(a.Value(i)), a.DataType().(*arrow.Decimal64Type).Scale)
-	case *array.Decimal128:
-		return appendDecimal128(b, a.Value(i), a.DataType().(*arrow.Decimal128Type).Scale)
-	case *array.Decimal256:
-		return appendDecimal256(b, a.Value(i), a.DataType().(*arrow.Decimal256Type).Scale)
-	case *array.String:
-		return append(b, a.Value(i)...)
-	case *array.LargeString:
-		return append(b, a.Value(i)...)
-	case *array.StringView:
-		return append(b, a.Value(i)...)
-	case *array.Binary:
-		return appendBlobText(b, a.Value(i))
-	case *array.LargeBinary:
-		return appendBlobText(b, a.Value(i))
-	case *array.BinaryView:
-		return appendBlobText(b, a.Value(i))
-	case *array.FixedSizeBinary:
-		return appendBlobText(b, a.Value(i))
-	case *array.Date32:
-		return appendDate(b, int32(a.Value(i)))
-	case *array.Date64:
-		return appendDate(b, int32(int64(a.Value(i))/86_400_000))
-	case *array.Time32:
-		v := int64(a.Value(i))
-		if a.DataType().(*arrow.Time32Type).Unit == arrow.Millisecond {
-			return appendClock(b, v/1000, v%1000, 3)
-		}
-		return appendClock(b, v, 0, 0)
-	case *array.Time64:
-		v := int64(a.Value(i))
-		if a.DataType().(*arrow.Time64Type).Unit == arrow.Nanosecond {
-			return appendClock(b, v/1_000_000_000, v%1_000_000_000, 9)
-		}
-		return appendTimeMicros(b, v)
-	case *array.Timestamp:
-		t := a.DataType().(*arrow.TimestampType)
-		return appendTimestamp(b, int64(a.Value(i)), t.Unit, t.TimeZone != "")
-	case *array.MonthDayNanoInterval:
-		v := a.Value(i)
-		return appendInterval(b, v.Months, v.Days, v.Nanoseconds/1000)
-	case *array.DayTimeInterval:
-		v := a.Value(i)
-		return appendInterval(b, 0, v.Days, int64(v.Milliseconds)*1000)
-	case *array.MonthInterval:
-		return appendInterval(b, int32(a.Value(i)), 0, 0)
-	case *array.Duration:
-		micros := int64(a.Value(i)) * int64(a.DataType().(*arrow.DurationType).Unit.Multiplier()) / 1000
-		return appendInterval(b, 0, 0, micros)
-	}
-	return append(b, arr.ValueStr(i)...)
 }

@@ -1,4 +1,4 @@
-package mysqlwire
+package mysqlvalue
 
 import (
 	"math"
@@ -164,52 +164,5 @@ func TestNeedsQuotes(t *testing.T) {
 	}
 	if got := string(appendBlobText(nil, []byte("a'\\\x00\x7f~ "))); got != `a\x27\x5C\x00\x7F~ ` {
 		t.Errorf("appendBlobText = %s", got)
-	}
-}
-
-func TestLikeMatch(t *testing.T) {
-	tests := []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"character\\_set\\_%", "character_set_client", true},
-		{"character\\_set\\_%", "characterXsetXclient", false},
-		{"%timeout", "wait_timeout", true},
-		{"%TIMEOUT", "wait_timeout", true},
-		{"w_it%", "wait_timeout", true},
-		{"wait", "wait_timeout", false},
-		{"%", "", true},
-		{"a%b%c", "aXXbYYc", true},
-		{"a%b%c", "aXXbYY", false},
-		{"100\\%", "100%", true},
-	}
-	for _, tt := range tests {
-		if got := likeMatch(tt.pattern, tt.s); got != tt.want {
-			t.Errorf("likeMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
-		}
-	}
-}
-
-func TestParseSetValue(t *testing.T) {
-	tests := []struct {
-		in                  string
-		val                 string
-		null, isDefault, ok bool
-	}{
-		{"'utf8mb4'", "utf8mb4", false, false, true},
-		{"\"it''s\"", "it''s", false, false, true},
-		{"'it''s'", "it's", false, false, true},
-		{"utf8mb4", "utf8mb4", false, false, true},
-		{"NULL", "", true, false, true},
-		{"DEFAULT", "", false, true, true},
-		{"600", "600", false, false, true},
-		{"CONCAT(@@sql_mode, ',X')", "", false, false, false},
-		{"'a' 'b'", "", false, false, false},
-	}
-	for _, tt := range tests {
-		val, null, isDefault, ok := parseSetValue(tt.in)
-		if val != tt.val || null != tt.null || isDefault != tt.isDefault || ok != tt.ok {
-			t.Errorf("parseSetValue(%q) = %q %v %v %v, want %q %v %v %v", tt.in, val, null, isDefault, ok, tt.val, tt.null, tt.isDefault, tt.ok)
-		}
 	}
 }
