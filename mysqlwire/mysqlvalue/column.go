@@ -13,6 +13,9 @@ import (
 type Column struct {
 	text   appendFunc
 	binary binaryFunc
+	// null tells a NULL of a column whose array has no validity of its
+	// own: a UNION, whose NULL is a NULL of its member.
+	null func(i int) bool
 }
 
 // NewColumn returns the writer of arr's values as a result column. With
@@ -33,7 +36,7 @@ func NewColumn(arr arrow.Array, binary bool) (Column, error) {
 	}
 	if t.walk != nil {
 		text, err := t.top.build(arr, false)
-		return Column{text: text}, err
+		return Column{text: text, null: unionNull(arr)}, err
 	}
 	c := Column{text: t.duck(arr)}
 	if t.mysql != nil {
@@ -47,8 +50,11 @@ func NewColumn(arr arrow.Array, binary bool) (Column, error) {
 
 // Append appends the value of row i, which is not null, to b. It returns
 // false when the value must be sent as NULL instead: a date or time the
-// binary protocol cannot carry.
+// binary protocol cannot carry, or a UNION whose member is NULL.
 func (c Column) Append(b []byte, i int) ([]byte, bool) {
+	if c.null != nil && c.null(i) {
+		return b, false
+	}
 	if c.binary != nil {
 		return c.binary(b, i)
 	}
@@ -64,4 +70,18 @@ func AppendText(b []byte, arr arrow.Array, i int) ([]byte, error) {
 		return b, fmt.Errorf("text of %s: %w", arr.DataType(), err)
 	}
 	return text(b, i), nil
+}
+
+// unionNull returns, for a UNION array, whether its row i is NULL, which
+// Arrow keeps in the member's validity (the union has none); nil for any
+// other array.
+func unionNull(arr arrow.Array) func(i int) bool {
+	u, ok := arr.(array.Union)
+	if !ok {
+		return nil
+	}
+	if d, ok := u.(*array.DenseUnion); ok {
+		return func(i int) bool { return d.Field(d.ChildID(i)).IsNull(int(d.ValueOffset(i))) }
+	}
+	return func(i int) bool { return u.Field(u.ChildID(i)).IsNull(i) }
 }

@@ -262,8 +262,8 @@ func TestTypes_ColumnArrow(t *testing.T) {
 			if got := written(t, values, 0, false); got != tt.text {
 				t.Errorf("text protocol: got %q, want %q", got, tt.text)
 			}
-			// A union has no nulls of its own, only its members do.
-			if got := written(t, values, 1, false); got != "NULL" && !arrow.IsUnion(tt.dt.ID()) {
+			// A union has no nulls of its own: its member's NULL is its.
+			if got := written(t, values, 1, false); got != "NULL" {
 				t.Errorf("NULL: got %q", got)
 			}
 			nested, err := AppendText(nil, list, 0)
@@ -333,5 +333,20 @@ func TestTypes_IsBytes(t *testing.T) {
 				t.Errorf("IsBytes(%s) = %v, want %v", tt.dt, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestColumn_UnionNull checks that a UNION column's NULL, which DuckDB's
+// Arrow export keeps in the member (the union has no validity of its
+// own), is sent as NULL in both protocols, not as the member's slot.
+func TestColumn_UnionNull(t *testing.T) {
+	conn := openConn(t)
+	col := columnOf(t, conn, "SELECT u FROM (VALUES (union_value(n := 7)::UNION(n INTEGER, s VARCHAR)), (NULL), (union_value(s := 'x')::UNION(n INTEGER, s VARCHAR))) v(u)")
+	for _, binary := range []bool{false, true} {
+		for i, want := range []string{"7", "NULL", "x"} {
+			if got := written(t, col, i, binary); got != want {
+				t.Errorf("row %d (binary %v): got %q, want %q", i, binary, got, want)
+			}
+		}
 	}
 }
