@@ -22,9 +22,10 @@
 #  10. runs the Python suite (pytest) and the Java suite (JUnit 5), both
 #      always, restarting a replica the Python suite killed before the Java
 #      suite runs, and stops the servers whatever happens;
-#  11. with the Java suite, smoke-runs `quiver-bench jdbc` and `quiver-bench
-#      parquet` at 10K rows (each starts its own server, and needs the Java
-#      build and .venv made above); a suite that fails fails the run.
+#  11. runs the benchmark page's `quiver-bench pandas`, `jdbc` and `parquet`
+#      commands as written, at smoke size, through their Go test (each
+#      starts its own server, and needs the Java build and .venv made
+#      above); a suite that fails fails the run.
 #
 # The suites find the servers in QUIVER_FLIGHT, QUIVER_MYSQL, QUIVER_HTTP,
 # QUIVER_USER, QUIVER_PASSWORD, QUIVER_TLS_FLIGHT, QUIVER_TLS_CA,
@@ -301,11 +302,19 @@ if [ "${INTEROP_ONLY:-java}" = java ]; then
 	if [ -d "$root/interop/java/target/surefire-reports" ]; then
 		echo "$mvn_want" > "$mvn_stamp"
 	fi
-
-	step "bench smoke (quiver-bench jdbc and parquet, 10K rows)"
-	bin/quiver-bench jdbc --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-jdbc)
-	bin/quiver-bench parquet --sizes 10K --reps 1 --warmup-rows 1000 --java-heap 1g || failed+=(bench-parquet)
 fi
+
+# The benchmark page's commands of the suites that need .venv and the Java
+# build, run as written at smoke size by their Go test (make test skips
+# them, having neither); each starts its own server.
+case "${INTEROP_ONLY:-}" in
+python) bench_suites=pandas ;;
+java) bench_suites='jdbc|parquet' ;;
+*) bench_suites='pandas|jdbc|parquet' ;;
+esac
+step "benchmark page commands ($bench_suites, as written, at smoke size)"
+QUIVER_REQUIRE_INTEROP=1 QUIVER_BIN=$root/bin/quiver QUIVER_BENCH_BIN=$root/bin/quiver-bench \
+	"$GO" test -tags duckdb_arrow -count=1 -run "TestBenchPage_CommandsRun/($bench_suites)\$" ./cmd/quiver-bench/ || failed+=(bench-page)
 
 step "done"
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -189,6 +189,11 @@ func parseSuite(args []string, stdout, stderr io.Writer) (*suiteRun, error) {
 	if len(pos) > 0 {
 		return nil, cli.Usagef("unexpected argument %q", pos[0])
 	}
+	if smoke() {
+		if err := applySmoke(fs, name); err != nil {
+			return nil, err
+		}
+	}
 	if b.env.reps < 1 {
 		return nil, cli.Usagef("--reps must be at least 1")
 	}
@@ -215,6 +220,9 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every suite takes --reps, --json, --plot, --markdown and --quiver; run 'quiver-bench <suite> -h' for its own flags.")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s=1 runs any suite at a size that takes seconds, one run per figure, whatever its flags say:\n", smokeEnv)
+	fmt.Fprintln(w, "it is for tests that run the documented commands as written; its figures mean nothing.")
 }
 
 func machine() string {
@@ -222,5 +230,9 @@ func machine() string {
 	if mem, err := osfacts.MemoryLimit(); err == nil {
 		m += fmt.Sprintf(", %.1f GB memory", float64(mem)/1e9)
 	}
-	return m + ", " + runtime.Version()
+	m += ", " + runtime.Version()
+	if smoke() {
+		m += ", a smoke run (" + smokeEnv + "): the figures mean nothing"
+	}
+	return m
 }

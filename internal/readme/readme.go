@@ -5,6 +5,7 @@ package readme
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,4 +90,86 @@ func ShellWords(t testing.TB, line string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// Command is a shell command shown on a page: its text as Commands
+// returns it, the page relative to the repository's root, and the line
+// it starts on.
+type Command struct {
+	Text string
+	Page string
+	Line int
+}
+
+// programs are the first words that make a line of an untagged block a
+// command; untagged blocks also hold output, URLs and configuration.
+var programs = []string{"quiver", "quiver-bench", "make", "go", "mysql", "mysqldump"}
+
+// Shell returns every shell command of the README and docs/*.md, as
+// pageCommands finds them.
+func Shell(t testing.TB) []Command {
+	t.Helper()
+	root := testsvc.RepoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []Command
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		page, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, pageCommands(filepath.ToSlash(rel), string(page))...)
+	}
+	return cmds
+}
+
+// pageCommands returns the shell commands of page: each line of a sh,
+// bash or shell block that is not a comment, and each line of an untagged
+// block that starts with the name of a program the docs run. Blocks
+// tagged otherwise (python, toml, text) hold no commands.
+func pageCommands(name, page string) []Command {
+	var (
+		cmds    []Command
+		lang    string
+		inBlock bool
+		cur     string
+		start   int
+	)
+	for i, line := range strings.Split(page, "\n") {
+		if tag, ok := strings.CutPrefix(line, "```"); ok {
+			inBlock, lang, cur = !inBlock, strings.TrimSpace(tag), ""
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		shell := lang == "sh" || lang == "bash" || lang == "shell"
+		if cur == "" {
+			first, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			switch {
+			case first == "" || strings.HasPrefix(first, "#"):
+				continue
+			case !shell && (lang != "" || !slices.Contains(programs, first)):
+				continue
+			}
+			start = i + 1
+		}
+		if j := strings.Index(line, " #"); j >= 0 {
+			line = line[:j]
+		}
+		line = strings.TrimSpace(line)
+		if more, ok := strings.CutSuffix(line, `\`); ok {
+			cur += more + " "
+			continue
+		}
+		cmds = append(cmds, Command{Text: strings.Join(strings.Fields(cur+line), " "), Page: name, Line: start})
+		cur = ""
+	}
+	return cmds
 }
