@@ -39,16 +39,25 @@ message Event {
 // in-process Kafka on that address whose topic holds 3,000 messages. Once
 // the group's offsets reach the end of the topic, the ingest is stopped
 // as SIGTERM would stop it, and every message must be in its table once:
-// the DuckDB file's, or the lake's. The commands for other hosts (S3, a
-// PostgreSQL catalog) must parse.
+// the DuckDB file's, or the lake's. Commands that write one lake from
+// databases of their own (./data/a.duckdb, ./data/b.duckdb: several
+// processes in one group) run together, and the lake must hold every
+// message once. The commands for other hosts must parse.
 func TestReadme_IngestAsWritten(t *testing.T) {
 	var local, remote []string
+	var group [][]string // the several-process commands
 	for _, c := range readme.Commands(t, "quiver ingest ") {
-		if strings.Contains(c, "--brokers "+readmeBrokers) {
-			local = append(local, c)
-		} else {
+		switch {
+		case !strings.Contains(c, "--brokers "+readmeBrokers):
 			remote = append(remote, c)
+		case strings.Contains(c, "--lake") && !strings.Contains(c, "--db ./data/events.duckdb"):
+			group = append(group, strings.Fields(c))
+		default:
+			local = append(local, c)
 		}
+	}
+	if len(group) < 2 {
+		t.Errorf("the docs show %d ingest commands of several processes into one lake, want at least 2", len(group))
 	}
 	if len(local) < 2 {
 		t.Fatalf("the docs show %d ingest commands on %s, want at least 2 (a DuckDB file and the lake)", len(local), readmeBrokers)
@@ -63,13 +72,22 @@ func TestReadme_IngestAsWritten(t *testing.T) {
 		}
 	}
 	const n = 3000
+	runs := make(map[string][][]string)
 	for _, line := range local {
 		name := "duckdb"
 		if strings.Contains(line, "--lake") {
 			name = "lake"
 		}
+		runs[name] = [][]string{strings.Fields(line)}
+	}
+	if len(group) > 0 {
+		runs["lake, several processes"] = group
+	}
+	for name, cmds := range runs {
 		t.Run(name, func(t *testing.T) {
-			t.Logf("docs: %s", line)
+			for _, c := range cmds {
+				t.Logf("docs: %s", strings.Join(c, " "))
+			}
 			os.RemoveAll(readmeLake)
 			t.Cleanup(func() { os.RemoveAll(readmeLake) })
 			t.Chdir(t.TempDir())
@@ -88,27 +106,31 @@ func TestReadme_IngestAsWritten(t *testing.T) {
 			produceReadmeEvents(t, n)
 
 			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- (&ingestCmd{}).Run(ctx, discard(), strings.Fields(line)[2:]) }()
+			done := make(chan error, len(cmds))
+			for _, c := range cmds {
+				go func() { done <- (&ingestCmd{}).Run(ctx, discard(), c[2:]) }()
+			}
 			waitGroupAt(t, "quiver", n, done)
 			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("%s: %v", line, err)
+			for range cmds {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatalf("ingest: %v", err)
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("ingest did not stop in a minute")
 				}
-			case <-time.After(time.Minute):
-				t.Fatal("ingest did not stop in a minute")
 			}
 
 			var got int64
-			if strings.Contains(line, "--lake") {
+			if strings.HasPrefix(name, "lake") {
 				got = lakeRows(t)
 			} else {
 				got = duckdbRows(t, "./data/events.duckdb")
 			}
 			if got != n {
-				t.Errorf("%s: %d rows, want %d", line, got, n)
+				t.Errorf("%d rows, want %d", got, n)
 			}
 		})
 	}

@@ -74,10 +74,7 @@ var runners = []runner{
 // notRun are the commands no test runs, each with the reason. Keep it
 // short: a command belongs here only when running it needs what no CI
 // stage has.
-var notRun = map[string]string{
-	"quiver ingest --brokers kafka1:9092 --topic events --group quiver --proto event.proto --message acme.Event --table events --db /var/lib/quiver/a.duckdb --lake s3://lake/events --catalog postgresql://lake@db/catalog": "two hosts, a Kafka named kafka1, S3 and a PostgreSQL catalog named db; TestReadme_IngestAsWritten parses it",
-	"quiver ingest --brokers kafka1:9092 --topic events --group quiver --proto event.proto --message acme.Event --table events --db /var/lib/quiver/b.duckdb --lake s3://lake/events --catalog postgresql://lake@db/catalog": "as host A's",
-}
+var notRun = map[string]string{}
 
 // TestDocs_EveryCommandRuns fails for each shell command of the README
 // and docs/*.md that no runner runs, naming the page and line; and for a
