@@ -254,6 +254,10 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		// the NUL and ignore the rest, which no check could follow.
 		return nil, false, errorf(KindInvalid, "the statement holds a NUL byte")
 	}
+	if err := refuseBeforeBind(ctx, sql); err != nil {
+		c.db.log.Warn("statement refused before prepare: it would read files as it binds", "err", err.Error())
+		return nil, false, err
+	}
 	if !c.inHook {
 		c.allowed = nil
 	}
@@ -289,7 +293,11 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
-			return nil, n > 1, errorFromMessage(msg)
+			text := texts[i]
+			if text == "" {
+				text = sql
+			}
+			return nil, n > 1, c.prepareFailed(ctx, text, msg)
 		}
 		if n == 1 {
 			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)
