@@ -254,14 +254,16 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		// the NUL and ignore the rest, which no check could follow.
 		return nil, false, errorf(KindInvalid, "the statement holds a NUL byte")
 	}
-	if err := refuseBeforeBind(ctx, sql); err != nil {
-		c.db.log.Warn("statement refused before prepare: it would read files as it binds", "err", err.Error())
-		return nil, false, err
-	}
 	if !c.inHook {
 		c.allowed = nil
 	}
 	if err := c.runHook(ctx, sql); err != nil {
+		return nil, false, err
+	}
+	// After the hook, whose refusal may say more (a server's export
+	// root), and before DuckDB binds anything.
+	if err := refuseBeforeBind(ctx, sql); err != nil {
+		c.db.log.Warn("statement refused before prepare: it would read files as it binds", "err", err.Error())
 		return nil, false, err
 	}
 	if s := c.takeStmt(sql); s != nil {

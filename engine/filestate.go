@@ -151,6 +151,18 @@ func (c *Conn) hideFileState(ctx context.Context, u auth.User, sql, msg string) 
 	if u.Role.IsAdmin() {
 		return nil
 	}
+	if strings.HasPrefix(msg, "Permission Error: ") {
+		// DuckDB's sandbox refuses a path outside the allowed
+		// directories before it looks at the file, in the same words
+		// whether or not the file exists: its message says what the
+		// user may do (COPY … TO outside an export root, say), unless
+		// a reader the statement reaches met it, where a path inside
+		// the directories would get the refusal below.
+		if c.reachesFiles(ctx, sql) {
+			return fileRefusal(u)
+		}
+		return nil
+	}
 	if fileMessage(msg) || c.reachesFiles(ctx, sql) {
 		return fileRefusal(u)
 	}
@@ -174,7 +186,7 @@ func (c *Conn) prepareFailed(ctx context.Context, sql, msg string) error {
 // its file system's and readers' errors say so.
 func fileMessage(msg string) bool {
 	lower := strings.ToLower(msg)
-	for _, s := range []string{"io error", "permission error", "file", "glob", "magic", "sniff"} {
+	for _, s := range []string{"io error", "file", "glob", "magic", "sniff"} {
 		if strings.Contains(lower, s) {
 			return true
 		}

@@ -58,6 +58,7 @@ func TestConn_PrepareHidesFileState(t *testing.T) {
 		{"a table named like a reader is no call", rw, "CREATE TABLE read_text (a INTEGER)", want{ok: true}},
 		{"a macro over a reader, file missing", ro, "SELECT * FROM rd(" + in("missing.csv") + ")", want{refusal: fileRefusal}},
 		{"a macro over a reader, file there", ro, "SELECT * FROM rd(" + in("here.csv") + ")", want{refusal: fileRefusal}},
+		{"a macro over a reader outside the directories", ro, "SELECT * FROM rd('" + filepath.Join(t.TempDir(), "x.csv") + "')", want{refusal: fileRefusal}},
 		{"a macro over a macro over a reader", rw, "SELECT * FROM rd2(" + in("missing.csv") + ")", want{refusal: fileRefusal}},
 		{"a table named by a file, missing", ro, "SELECT * FROM " + in("missing.csv"), want{refusal: fileRefusal}},
 		{"a table named by a file, there", ro, "SELECT * FROM " + in("here.csv"), want{refusal: fileRefusal}},
