@@ -262,7 +262,7 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	}
 	// After the hook, whose refusal may say more (a server's export
 	// root), and before DuckDB binds anything.
-	if err := refuseBeforeBind(ctx, sql); err != nil {
+	if err := c.refuseBeforeBind(ctx, sql); err != nil {
 		c.db.log.Warn("statement refused before prepare: it would read files as it binds", "err", err.Error())
 		return nil, false, err
 	}

@@ -59,7 +59,13 @@ func nonAdmin(ctx context.Context) (auth.User, bool) {
 // files too. It reads the text with duckdbsql's lexer, so it can only
 // refuse more than the check of the plan would: SQL the lexer cannot
 // read is left to DuckDB's parser, which refuses it before binding.
-func refuseBeforeBind(ctx context.Context, sql string) error {
+//
+// A DESCRIBE, SHOW, SUMMARIZE, PIVOT or CREATE that reaches a reader of
+// files in any way (reachesFiles) is refused too: DuckDB binds what they
+// read into the statement's columns or the catalog, so their plan shows
+// no reader for the check to refuse, and what they give back (a file's
+// column names) would tell of its contents.
+func (c *Conn) refuseBeforeBind(ctx context.Context, sql string) error {
 	u, ok := nonAdmin(ctx)
 	if !ok {
 		return nil
@@ -76,7 +82,27 @@ func refuseBeforeBind(ctx context.Context, sql string) error {
 		denied := &auth.DeniedError{User: u, Statement: kind, Need: auth.AccessAdmin}
 		return &Error{Kind: KindPermission, Msg: denied.Error(), err: denied}
 	}
+	if bindsWhatItReads(toks) && c.reachesFiles(ctx, sql) {
+		return fileRefusal(u)
+	}
 	return nil
+}
+
+// bindsWhatItReads reports whether a statement of toks begins with a
+// word whose statement DuckDB answers, in part, as it binds it.
+func bindsWhatItReads(toks []duckdbsql.Token) bool {
+	start := true
+	for _, t := range toks {
+		if start {
+			for _, w := range []string{"DESCRIBE", "SHOW", "SUMMARIZE", "PIVOT", "UNPIVOT", "CREATE"} {
+				if t.IsWord(w) {
+					return true
+				}
+			}
+		}
+		start = t.Is(";")
+	}
+	return false
 }
 
 // bindCall returns the first call in toks of a function DuckDB acts on
@@ -262,8 +288,7 @@ func (c *Conn) reachesFiles(ctx context.Context, sql string) bool {
 // readsFilesDirectly reports whether toks read files without a view or
 // macro between: a call of a reader of files, other than the lake's
 // read_parquet(getvariable(…)) whose files only an admin or the lake
-// catalog set, a table named by a string (FROM 'data.csv'), or by a
-// quoted name that looks like a file's (FROM "data.csv"), which DuckDB
+// catalog set, or a table named by a file (namedByFile), which DuckDB
 // reads as a file when no table has that name.
 func readsFilesDirectly(toks []duckdbsql.Token) bool {
 	for i, t := range toks {
@@ -276,15 +301,24 @@ func readsFilesDirectly(toks []duckdbsql.Token) bool {
 				return true
 			}
 		}
-		if i == 0 || !(toks[i-1].IsWord("FROM") || toks[i-1].IsWord("JOIN")) {
-			continue
-		}
-		switch {
-		case t.Kind == duckdbsql.String || t.Kind == duckdbsql.Dollar:
-			return true
-		case t.Kind == duckdbsql.Quoted && strings.ContainsAny(t.Value, "./*?~"):
+		if i > 0 && namedByFile(toks[i-1], t) {
 			return true
 		}
 	}
 	return false
+}
+
+// namedByFile reports whether t, after prev, may be a table DuckDB takes
+// for a file: a string or a quoted name that looks like a path where a
+// table goes (FROM 'data.csv', DESCRIBE "data.csv"), or one that looks
+// like a path after a comma, as in a FROM list (FROM t, 'data.csv').
+func namedByFile(prev, t duckdbsql.Token) bool {
+	str := t.Kind == duckdbsql.String || t.Kind == duckdbsql.Dollar
+	pathy := (str || t.Kind == duckdbsql.Quoted) && strings.ContainsAny(t.Value, "./*?~")
+	for _, w := range []string{"FROM", "JOIN", "DESCRIBE", "SUMMARIZE", "SHOW", "TABLE", "PIVOT", "UNPIVOT"} {
+		if prev.IsWord(w) {
+			return str || pathy
+		}
+	}
+	return prev.Is(",") && pathy
 }
