@@ -110,6 +110,12 @@ func TestRoles_FileStateHidden(t *testing.T) {
 			"SELECT * FROM v_here",
 			"SELECT * FROM v_gone",
 		}},
+		{"DESCRIBE", true, []string{
+			"DESCRIBE '" + in("secret1.csv") + "'",
+			"DESCRIBE '" + in("missing.csv") + "'",
+			"DESCRIBE SELECT * FROM rd('" + in("secret1.csv") + "')",
+			"DESCRIBE SELECT * FROM rd('" + in("missing.csv") + "')",
+		}},
 		{"INSERT from a file", false, []string{
 			"INSERT INTO facts SELECT * FROM read_csv('" + in("secret1.csv") + "')",
 			"INSERT INTO facts SELECT * FROM read_csv('" + in("missing.csv") + "')",
