@@ -291,6 +291,9 @@ func (c *Conn) reachesFiles(ctx context.Context, sql string) bool {
 // catalog set, or a table named by a file (namedByFile), which DuckDB
 // reads as a file when no table has that name.
 func readsFilesDirectly(toks []duckdbsql.Token) bool {
+	// inFrom[d] is set while the tokens at parenthesis depth d are in a
+	// FROM list, where a comma is followed by a table.
+	inFrom := []bool{false}
 	for i, t := range toks {
 		if name, ok := callAt(toks, i); ok {
 			class, _, known := FunctionClass(name)
@@ -301,24 +304,43 @@ func readsFilesDirectly(toks []duckdbsql.Token) bool {
 				return true
 			}
 		}
-		if i > 0 && namedByFile(toks[i-1], t) {
+		top := len(inFrom) - 1
+		switch {
+		case t.Is("("):
+			inFrom = append(inFrom, false)
+		case t.Is(")") && top > 0:
+			inFrom = inFrom[:top]
+		case t.IsWord("FROM"):
+			inFrom[top] = true
+		case t.Kind == duckdbsql.Ident && endsFromList[strings.ToUpper(t.Text)]:
+			inFrom[top] = false
+		}
+		if i > 0 && namedByFile(toks[i-1], t, inFrom[len(inFrom)-1]) {
 			return true
 		}
 	}
 	return false
 }
 
+// endsFromList are the words that end a FROM list at their depth.
+var endsFromList = map[string]bool{"WHERE": true, "GROUP": true, "HAVING": true, "QUALIFY": true,
+	"WINDOW": true, "ORDER": true, "LIMIT": true, "OFFSET": true, "UNION": true, "EXCEPT": true,
+	"INTERSECT": true, "SELECT": true, "ON": true, "USING": true, "RETURNING": true, "SET": true,
+	"VALUES": true}
+
 // namedByFile reports whether t, after prev, may be a table DuckDB takes
-// for a file: a string or a quoted name that looks like a path where a
-// table goes (FROM 'data.csv', DESCRIBE "data.csv"), or one that looks
-// like a path after a comma, as in a FROM list (FROM t, 'data.csv').
-func namedByFile(prev, t duckdbsql.Token) bool {
+// for a file: a string, or a quoted name that looks like a path, where a
+// table goes (FROM 'data.csv', DESCRIBE "data.csv", FROM t, 'data.csv').
+func namedByFile(prev, t duckdbsql.Token, inFrom bool) bool {
 	str := t.Kind == duckdbsql.String || t.Kind == duckdbsql.Dollar
-	pathy := (str || t.Kind == duckdbsql.Quoted) && strings.ContainsAny(t.Value, "./*?~")
+	pathy := t.Kind == duckdbsql.Quoted && strings.ContainsAny(t.Value, "./*?~")
+	if inFrom && prev.Is(",") {
+		return str || pathy
+	}
 	for _, w := range []string{"FROM", "JOIN", "DESCRIBE", "SUMMARIZE", "SHOW", "TABLE", "PIVOT", "UNPIVOT"} {
 		if prev.IsWord(w) {
 			return str || pathy
 		}
 	}
-	return prev.Is(",") && pathy
+	return false
 }

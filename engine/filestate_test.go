@@ -69,6 +69,7 @@ func TestConn_PrepareHidesFileState(t *testing.T) {
 		{"DESCRIBE through a macro", ro, "DESCRIBE SELECT * FROM rd(" + in("here.csv") + ")", want{refusal: fileRefusal}},
 		{"DESCRIBE a view over a table", ro, "DESCRIBE v_ok", want{ok: true}},
 		{"a view over a macro over a reader", rw, "CREATE VIEW w AS SELECT * FROM rd(" + in("here.csv") + ")", want{refusal: fileRefusal}},
+		{"a view with a path among its values", rw, "CREATE VIEW w AS SELECT a, 'x/y.csv' AS p FROM v_ok", want{ok: true}},
 		{"a view over a table", rw, "CREATE VIEW w AS SELECT * FROM v_ok", want{ok: true}},
 		{"a mistake in a view over a reader", ro, "SELECT nope FROM v_file", want{refusal: fileRefusal}},
 		{"a mistake in a view over a table", ro, "SELECT nope FROM v_ok", want{duckdb: "nope"}},
