@@ -112,11 +112,11 @@ func (s *Stmt) authorizeText(ctx context.Context, u auth.User, sql string) error
 		return err
 	}
 	if written != nil {
-		if err := s.c.checkPlan(u, written, s.Kind()); err != nil {
+		if err := s.c.checkPlan(u, written, s.Kind(), true); err != nil {
 			return err
 		}
 	}
-	return s.c.checkPlan(u, plan, s.Kind())
+	return s.c.checkPlan(u, plan, s.Kind(), false)
 }
 
 // readings returns DuckDB's readings of sql for the check: its bound plan,
@@ -140,6 +140,9 @@ func (s *Stmt) readings(ctx context.Context, u auth.User, sql string) (plan, wri
 		}
 	}
 	if err != nil && pe == nil {
+		if herr := s.c.hideFileState(ctx, u, sql, err.Error()); herr != nil {
+			return nil, nil, herr
+		}
 		return nil, nil, err
 	}
 	if s.Type() == duckdb.StatementTypeSelect || s.Type() == duckdb.StatementTypeExplain {
@@ -163,12 +166,15 @@ func (s *Stmt) readings(ctx context.Context, u auth.User, sql string) (plan, wri
 		case terr != nil:
 			return nil, nil, s.cannotCheck(u, "quiver cannot read it as DuckDB parses it ("+terr.Error()+")")
 		case pe != nil:
-			if werr := s.c.checkPlan(u, written, s.Kind()); werr != nil {
+			if werr := s.c.checkPlan(u, written, s.Kind(), true); werr != nil {
 				return nil, nil, werr
 			}
 		}
 	}
 	if pe != nil {
+		if herr := s.c.hideFileState(ctx, u, sql, pe.Message); herr != nil {
+			return nil, nil, herr
+		}
 		why := "quiver cannot check what it would run: DuckDB cannot plan it for the check (" + pe.Message + ")"
 		if s.NumParams() > 0 {
 			why += "; giving each parameter a type (?::INTEGER) may help"
@@ -187,8 +193,11 @@ func (s *Stmt) cannotCheck(u auth.User, why string) error {
 }
 
 // checkPlan returns the refusal of the first call in plan that u may not
-// make, if any.
-func (c *Conn) checkPlan(u auth.User, plan *duckdbsql.Plan, kind string) error {
+// make, if any. written says plan is the statement as written: in a
+// bound plan, a reader of files the user did not call by name came
+// through a view, a macro or a table named by a file, and its refusal is
+// fileRefusal, the one a failure to bind the same statement gives.
+func (c *Conn) checkPlan(u auth.User, plan *duckdbsql.Plan, kind string, written bool) error {
 	for _, op := range plan.Operators {
 		if !nonAdminOperators[op] && !u.Role.IsAdmin() {
 			return &auth.DeniedError{User: u, Statement: kind, Need: auth.AccessAdmin,
@@ -201,6 +210,9 @@ func (c *Conn) checkPlan(u auth.User, plan *duckdbsql.Plan, kind string) error {
 		}
 		need, why := c.callAccess(call)
 		if !u.Role.Permits(need) {
+			if class, _, _ := FunctionClass(call.Name); !written && (class == FuncBind || class == FuncLake) {
+				return fileRefusal(u)
+			}
 			return &auth.DeniedError{User: u, Statement: kind, Need: need, Function: call.Name, Why: why}
 		}
 	}

@@ -260,6 +260,12 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	if err := c.runHook(ctx, sql); err != nil {
 		return nil, false, err
 	}
+	// After the hook, whose refusal may say more (a server's export
+	// root), and before DuckDB binds anything.
+	if err := c.refuseBeforeBind(ctx, sql); err != nil {
+		c.db.log.Warn("statement refused before prepare: it would read files as it binds", "err", err.Error())
+		return nil, false, err
+	}
 	if s := c.takeStmt(sql); s != nil {
 		if check != nil {
 			if err := check(s); err != nil {
@@ -289,7 +295,11 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		if duckdb.PrepareExtractedStatement(c.conn, ext, i, &s.ps) == duckdb.StateError {
 			msg := duckdb.PrepareError(s.ps)
 			duckdb.DestroyPrepare(&s.ps)
-			return nil, n > 1, errorFromMessage(msg)
+			text := texts[i]
+			if text == "" {
+				text = sql
+			}
+			return nil, n > 1, c.prepareFailed(ctx, text, msg)
 		}
 		if n == 1 {
 			s.forceCheckpoint = c.forcesCheckpoint(ctx, sql)

@@ -29,6 +29,11 @@ const (
 	// FuncLake reads files: admin, or any role for files the lake
 	// catalog planned for the statement.
 	FuncLake
+	// FuncBind is admin only, and DuckDB acts on it when it prepares a
+	// statement (lists and opens files, binds SQL in a string), before
+	// the check of the prepared statement runs: a non-admin's call of
+	// one is refused before prepare.
+	FuncBind
 )
 
 // Access is the least access a call of a function of the class needs,
@@ -71,7 +76,7 @@ func mustParseFunctions(text string) map[string]funcInfo {
 // names separated by space, and in the other sections one "name: why"
 // a line. # starts a comment.
 func parseFunctions(text string) (map[string]funcInfo, error) {
-	classes := map[string]FuncClass{"read": FuncRead, "write": FuncWrite, "admin": FuncAdmin, "lake": FuncLake}
+	classes := map[string]FuncClass{"read": FuncRead, "write": FuncWrite, "admin": FuncAdmin, "lake": FuncLake, "bind": FuncBind}
 	m := map[string]funcInfo{}
 	var cur FuncClass
 	for i, line := range strings.Split(text, "\n") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/mysqlwire/mysqlvalue"
 )
@@ -47,6 +48,12 @@ func sqlError(err error) *mysql.SQLError {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return mysql.NewSQLError(mysql.ERQueryInterrupted, mysql.SSQueryInterrupted, "Query execution was interrupted")
+	}
+	var denied *auth.DeniedError
+	if errors.As(err, &denied) {
+		// The engine refuses some statements before DuckDB prepares
+		// them; they read as the role check's refusal (session.authorize).
+		return errorf(mysql.ERSpecifiedAccessDenied, sqlStateSyntax, "Access denied; %v", denied)
 	}
 	if errors.Is(err, engine.ErrClosed) {
 		return mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "Server shutdown in progress")

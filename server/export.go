@@ -420,8 +420,7 @@ func (sec *security) authorizeCopy(ctx context.Context, u auth.User, st *engine.
 	case c.from && u.Role.IsAdmin():
 		return false, nil
 	case c.from:
-		return true, sec.refuseExport(u, "", endpoint, refusef(
-			"user %s may not run COPY … FROM: reading files on the server needs the admin role (--export-root opens only COPY … TO, for readwrite users)", u.Name))
+		return true, sec.refuseExport(u, "", endpoint, refusef("%s", copyFromRefusal(u)))
 	case u.Role == auth.RoleReadOnly && r == nil:
 		return false, nil
 	case u.Role == auth.RoleReadOnly:
@@ -624,10 +623,13 @@ var (
 // that decides everything else.
 
 // prepareHook returns the database's prepare hook: the early EXPORT
-// check, then next (the lake's hook, or nil).
+// and COPY … FROM checks, then next (the lake's hook, or nil).
 func (sec *security) prepareHook(next engine.PrepareHook) engine.PrepareHook {
 	return func(ctx context.Context, c *engine.Conn, sql string) error {
 		if err := sec.refuseEarlyExport(ctx, sql); err != nil {
+			return err
+		}
+		if err := sec.refuseEarlyCopyFrom(ctx, sql); err != nil {
 			return err
 		}
 		if next != nil {
@@ -651,6 +653,31 @@ func (sec *security) refuseEarlyExport(ctx context.Context, sql string) error {
 	denied := &auth.DeniedError{User: u, Statement: "EXPORT", Need: auth.AccessAdmin}
 	sec.audit.Warn("statement refused", "user", u.Name, "role", u.Role.String(), "statement", "EXPORT", "need", auth.AccessAdmin.String(), "endpoint", "before prepare")
 	return &engine.Error{Kind: engine.KindPermission, Msg: denied.Error()}
+}
+
+// copyFromRefusal is the refusal of a COPY … FROM by u, who is not an
+// admin, on a server with an export root.
+func copyFromRefusal(u auth.User) string {
+	return fmt.Sprintf("user %s may not run COPY … FROM: reading files on the server needs the admin role (--export-root opens only COPY … TO, for readwrite users)", u.Name)
+}
+
+// refuseEarlyCopyFrom refuses a COPY … FROM of a caller who is not an
+// admin, on a server with an export root, before DuckDB binds it: binding
+// opens the file, so its errors would tell whether the file exists. The
+// engine refuses it before binding too; this refusal says what the export
+// root opens, as authorizeCopy's does.
+func (sec *security) refuseEarlyCopyFrom(ctx context.Context, sql string) error {
+	u, ok := auth.UserFromContext(ctx)
+	if !ok || u.Role.IsAdmin() || sec.export == nil || !containsFold(sql, "copy") {
+		return nil
+	}
+	c, err := parseCopy(sql)
+	if err != nil || !c.from {
+		return nil
+	}
+	msg := copyFromRefusal(u)
+	sec.audit.Warn("export refused", "user", u.Name, "role", u.Role.String(), "reason", msg, "endpoint", "before prepare")
+	return &engine.Error{Kind: engine.KindPermission, Msg: msg}
 }
 
 // holdsExportDatabase reports whether sql has the keywords EXPORT
