@@ -142,11 +142,15 @@ func rewrite(ctx context.Context, c *engine.Conn, t *duckdbsql.Tree, pt part) (s
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrNotSplittable, err)
 	}
-	out, err := queryStrings(ctx, c, "SELECT s, json_serialize_sql(s) FROM (SELECT json_deserialize_sql($1::JSON) AS s)", string(mod))
+	out, err := queryStrings(ctx, c, "SELECT json_deserialize_sql($1::JSON)", string(mod))
 	if err != nil {
 		return "", fmt.Errorf("%w: print the rewritten query: %v", ErrNotSplittable, err)
 	}
-	same, err := duckdbsql.SameTree([]byte(out[1]), mod)
+	back, err := c.SyntaxTree(ctx, out[0])
+	if err != nil {
+		return "", fmt.Errorf("%w: parse the rewritten query: %v", ErrNotSplittable, err)
+	}
+	same, err := duckdbsql.SameTree(back.Raw, mod)
 	if err != nil {
 		return "", fmt.Errorf("%w: parse the rewritten query: %v", ErrNotSplittable, err)
 	}
