@@ -74,6 +74,7 @@ type TableRef struct {
 type Expr struct {
 	Class    string       `json:"class"`
 	Type     string       `json:"type"`
+	Alias    string       `json:"alias"`
 	Columns  []string     `json:"column_names"`
 	Children []*Expr      `json:"children"`
 	Left     *Expr        `json:"left"`
@@ -121,8 +122,11 @@ type BaseTable struct {
 }
 
 // ReadTree reads the output of DuckDB's json_serialize_sql. A text DuckDB
-// could not parse or serialize (anything but SELECTs) is a *PlanError.
+// could not parse or serialize (anything but SELECTs) is a *PlanError. A
+// constant that is not finite reads as a string (see quoteNonFinite), in
+// Raw too.
 func ReadTree(js []byte) (*Tree, error) {
+	js = quoteNonFinite(js)
 	var head struct {
 		Error   bool   `json:"error"`
 		Type    string `json:"error_type"`
@@ -447,9 +451,9 @@ func onlyNode(top map[string]any) map[string]any {
 }
 
 // SameTree reports whether two outputs of json_serialize_sql (or a tree
-// and its rewrite) are the same tree but for where in the text each part
-// was (query_location), which differs between a text and DuckDB's
-// printing of it.
+// and its rewrite, or two statements of trees) are the same but for where
+// in the text each part was (query_location), which differs between a
+// text and DuckDB's printing of it.
 func SameTree(a, b []byte) (bool, error) {
 	var ta, tb map[string]any
 	if err := decodeTree(a, &ta); err != nil {

@@ -293,3 +293,42 @@ func TestAndWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestRead_NonFinite reads the linked DuckDB's JSON of constants that are
+// not finite, which it writes as bare NaN, Infinity and -Infinity: each
+// reads as the string of its name, and a string that holds one of those
+// words is left alone.
+func TestRead_NonFinite(t *testing.T) {
+	p := newParser(t)
+	ctx := context.Background()
+	const sql = `SELECT 1E1000 AS "Infinity", -1E1000, 'NaN', i FROM t WHERE i < 1E1000`
+	tree, err := p.c.SyntaxTree(ctx, sql)
+	if err != nil {
+		t.Fatalf("SyntaxTree: %v", err)
+	}
+	n := tree.Select()
+	if n == nil || len(n.SelectList) != 4 {
+		t.Fatalf("no SELECT of four expressions: %s", tree.Raw)
+	}
+	for i, want := range []string{`"Infinity"`, `"-Infinity"`, `"NaN"`} {
+		if v := n.SelectList[i].Value; v == nil || string(v.Value) != want {
+			t.Errorf("constant %d: got %+v, want the value %s", i, v, want)
+		}
+	}
+	if got := n.SelectList[0].Alias; got != "Infinity" {
+		t.Errorf("alias: got %q, want Infinity", got)
+	}
+	if duckdbsql.WalkExprs(n.Where.Raw, func(*duckdbsql.Expr) bool { return true }) {
+		t.Error("WalkExprs stopped in a WHERE clause with an infinite constant")
+	}
+	if _, err := duckdbsql.ReadParsed(tree.Raw); err != nil {
+		t.Errorf("ReadParsed: %v", err)
+	}
+	plan, err := duckdbsql.ReadPlan([]byte(p.scalar(t, "SELECT json_serialize_plan($1::VARCHAR)", sql)))
+	if err != nil || len(plan.Roots) != 1 {
+		t.Errorf("ReadPlan: %v, %v; want one plan", plan, err)
+	}
+	if same, err := duckdbsql.SameTree(tree.Raw, tree.Raw); err != nil || !same {
+		t.Errorf("SameTree of a tree with itself: %v, %v", same, err)
+	}
+}
