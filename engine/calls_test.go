@@ -119,6 +119,7 @@ func TestStmt_AuthorizeCalls(t *testing.T) {
 		{ro, "FROM t", allow},
 		{ro, "VALUES (1), (2)", allow},
 		{ro, "SELECT version(), current_database(), current_schema()", allow},
+		{ro, "SELECT 1E1000, -1E1000, i FROM t WHERE i < 'inf'::DOUBLE", allow}, // DuckDB writes Infinity in its JSON
 		{ro, "BEGIN TRANSACTION", allow},
 		// EXPLAIN binds, EXPLAIN ANALYZE runs: what they explain is checked.
 		{ro, "EXPLAIN SELECT 1", allow},

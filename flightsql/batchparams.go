@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // minColumnarRows is the fewest parameter rows worth an Arrow scan; below
@@ -109,10 +110,16 @@ type insertValues struct {
 // parseInsertValues recognises, conservatively, a single-row INSERT whose
 // values are all plain parameters: ? or $1, $2, … in order. Anything else
 // (expressions, several rows, ON CONFLICT, RETURNING, BY NAME, DEFAULT)
-// is not recognised.
+// is not recognised. The text is read by DuckDB's lexical rules (nested
+// comments, a line comment ending at a carriage return too), so that the
+// table and columns read are those DuckDB prepared.
 func parseInsertValues(sql string) (insertValues, bool) {
 	var out insertValues
-	lx := &sqlLexer{src: sql}
+	toks, err := duckdbsql.Lex(sql)
+	if err != nil {
+		return out, false
+	}
+	lx := &tokens{toks: toks}
 	if !lx.keyword("INSERT") || !lx.keyword("INTO") {
 		return out, false
 	}
@@ -125,7 +132,7 @@ func parseInsertValues(sql string) (insertValues, bool) {
 		}
 		parts = append(parts, raw)
 		out.tableParts = append(out.tableParts, name)
-		if !lx.punct('.') {
+		if !lx.punct(".") {
 			break
 		}
 		if len(parts) == 3 {
@@ -133,22 +140,22 @@ func parseInsertValues(sql string) (insertValues, bool) {
 		}
 	}
 	out.table = strings.Join(parts, ".")
-	if lx.punct('(') {
+	if lx.punct("(") {
 		for {
 			_, name, ok := lx.ident()
 			if !ok {
 				return out, false
 			}
 			out.columns = append(out.columns, name)
-			if lx.punct(')') {
+			if lx.punct(")") {
 				break
 			}
-			if !lx.punct(',') {
+			if !lx.punct(",") {
 				return out, false
 			}
 		}
 	}
-	if !lx.keyword("VALUES") || !lx.punct('(') {
+	if !lx.keyword("VALUES") || !lx.punct("(") {
 		return out, false
 	}
 	for {
@@ -156,15 +163,15 @@ func parseInsertValues(sql string) (insertValues, bool) {
 			return out, false
 		}
 		out.params++
-		if lx.punct(')') {
+		if lx.punct(")") {
 			break
 		}
-		if !lx.punct(',') {
+		if !lx.punct(",") {
 			return out, false
 		}
 	}
-	lx.punct(';')
-	if !lx.end() {
+	lx.punct(";")
+	if lx.i != len(lx.toks) {
 		return out, false
 	}
 	if out.columns != nil && len(out.columns) != out.params {
@@ -173,74 +180,34 @@ func parseInsertValues(sql string) (insertValues, bool) {
 	return out, true
 }
 
-// sqlLexer reads the few tokens parseInsertValues needs, skipping
-// whitespace and comments.
-type sqlLexer struct {
-	src    string
-	pos    int
-	broken bool // an unterminated comment
+// tokens is a cursor over the tokens of a statement, for
+// parseInsertValues: each reader consumes a token only when it matches.
+type tokens struct {
+	toks []duckdbsql.Token
+	i    int
 }
 
-func (l *sqlLexer) skip() {
-	for l.pos < len(l.src) {
-		switch c := l.src[l.pos]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			l.pos++
-		case strings.HasPrefix(l.src[l.pos:], "--"):
-			if i := strings.IndexByte(l.src[l.pos:], '\n'); i >= 0 {
-				l.pos += i + 1
-			} else {
-				l.pos = len(l.src)
-			}
-		case strings.HasPrefix(l.src[l.pos:], "/*"):
-			i := strings.Index(l.src[l.pos+2:], "*/")
-			if i < 0 {
-				l.pos, l.broken = len(l.src), true
-				return
-			}
-			l.pos += i + 4
-		default:
-			return
-		}
+// next is the token at the cursor; ok is false at the end.
+func (l *tokens) next() (duckdbsql.Token, bool) {
+	if l.i >= len(l.toks) {
+		return duckdbsql.Token{}, false
 	}
+	return l.toks[l.i], true
 }
 
-func (l *sqlLexer) end() bool {
-	l.skip()
-	return l.pos == len(l.src) && !l.broken
-}
-
-func (l *sqlLexer) punct(c byte) bool {
-	l.skip()
-	if l.pos < len(l.src) && l.src[l.pos] == c {
-		l.pos++
+func (l *tokens) punct(p string) bool {
+	if t, ok := l.next(); ok && t.Is(p) {
+		l.i++
 		return true
 	}
 	return false
 }
 
-// bareWord reads [A-Za-z_][A-Za-z0-9_$]*.
-func (l *sqlLexer) bareWord() (string, bool) {
-	l.skip()
-	start := l.pos
-	for l.pos < len(l.src) {
-		c := l.src[l.pos]
-		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !letter && (l.pos == start || !(c == '$' || (c >= '0' && c <= '9'))) {
-			break
-		}
-		l.pos++
-	}
-	return l.src[start:l.pos], l.pos > start
-}
-
-func (l *sqlLexer) keyword(kw string) bool {
-	save := l.pos
-	w, ok := l.bareWord()
-	if ok && strings.EqualFold(w, kw) {
+func (l *tokens) keyword(kw string) bool {
+	if t, ok := l.next(); ok && t.IsWord(kw) {
+		l.i++
 		return true
 	}
-	l.pos = save
 	return false
 }
 
@@ -249,62 +216,33 @@ var reserved = map[string]bool{"VALUES": true, "SELECT": true, "DEFAULT": true, 
 
 // ident reads a bare or double-quoted identifier and returns it as written
 // and as a name.
-func (l *sqlLexer) ident() (raw, name string, ok bool) {
-	l.skip()
-	if l.pos < len(l.src) && l.src[l.pos] == '"' {
-		start := l.pos
-		var b strings.Builder
-		l.pos++
-		for l.pos < len(l.src) {
-			c := l.src[l.pos]
-			l.pos++
-			if c != '"' {
-				b.WriteByte(c)
-				continue
-			}
-			if l.pos < len(l.src) && l.src[l.pos] == '"' {
-				b.WriteByte('"')
-				l.pos++
-				continue
-			}
-			if b.Len() == 0 {
-				return "", "", false
-			}
-			return l.src[start:l.pos], b.String(), true
-		}
+func (l *tokens) ident() (raw, name string, ok bool) {
+	t, ok := l.next()
+	switch {
+	case !ok:
+		return "", "", false
+	case t.Kind == duckdbsql.Quoted && t.Value != "":
+	case t.Kind == duckdbsql.Ident && !reserved[strings.ToUpper(t.Text)]:
+		t.Value = t.Text
+	default:
 		return "", "", false
 	}
-	save := l.pos
-	w, ok := l.bareWord()
-	if !ok || reserved[strings.ToUpper(w)] {
-		l.pos = save
-		return "", "", false
-	}
-	return w, w, true
+	l.i++
+	return t.Text, t.Value, true
 }
 
 // param reads ? or $n where n is the parameter's position.
-func (l *sqlLexer) param(pos int) bool {
-	l.skip()
-	if l.pos >= len(l.src) {
+func (l *tokens) param(pos int) bool {
+	t, ok := l.next()
+	if !ok || t.Kind != duckdbsql.Param {
 		return false
 	}
-	if l.src[l.pos] == '?' {
-		l.pos++
-		return true
+	if t.Text != "?" {
+		digits := strings.TrimPrefix(t.Text, "$")
+		if n, err := strconv.Atoi(digits); err != nil || n != pos || strings.TrimLeft(digits, "0123456789") != "" {
+			return false
+		}
 	}
-	if l.src[l.pos] != '$' {
-		return false
-	}
-	start := l.pos + 1
-	end := start
-	for end < len(l.src) && l.src[end] >= '0' && l.src[end] <= '9' {
-		end++
-	}
-	n, err := strconv.Atoi(l.src[start:end])
-	if err != nil || n != pos {
-		return false
-	}
-	l.pos = end
+	l.i++
 	return true
 }

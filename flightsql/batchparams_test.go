@@ -40,6 +40,11 @@ func TestParseInsertValues(t *testing.T) {
 		{sql: `INSERT INTO "" VALUES (?)`},
 		{sql: `INSERT INTO "t VALUES (?)`},
 		{sql: "INSERT INTO t VALUES (?) /* unterminated"},
+		// Comments as DuckDB reads them: /* */ nests, and a line comment
+		// ends at a carriage return too.
+		{sql: "INSERT INTO t /* /* */ (b) -- */ (a)\n VALUES (?)", wantOK: true, wantTable: "t", wantParts: []string{"t"}, wantCols: []string{"a"}, wantParams: 1},
+		{sql: "INSERT INTO t VALUES (?) --\r; DELETE FROM t"},
+		{sql: "INSERT INTO t VALUES (?) /* /* */"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {

@@ -715,6 +715,8 @@ func TestServer_PreparedParamBatches(t *testing.T) {
 		{name: "numbered", sql: "insert into main.pb(id,name) values ($1, $2);", base: 1000, wantColumnar: true},
 		{name: "expression falls back", sql: "INSERT INTO pb (id, name) VALUES (?, lower(?))", base: 2000},
 		{name: "other catalog falls back", sql: "INSERT INTO other.main.pb (id, name) VALUES (?, ?)", base: 3000},
+		// DuckDB nests /* */: the columns are the second list.
+		{name: "nested comment", sql: "INSERT INTO pb /* /* */ (name, id) -- */ (id, name)\n VALUES (?, ?)", base: 4000, wantColumnar: true},
 		{name: "duplicate key is all-or-nothing", sql: "INSERT INTO pb (id, name) VALUES (?, ?)", base: 500, wantColumnar: true, wantCode: codes.AlreadyExists},
 	}
 	for _, tt := range tests {

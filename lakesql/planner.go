@@ -124,38 +124,16 @@ func (c *Catalog) splittable(n *duckdbsql.Node, v *view) bool {
 }
 
 // plainExpr reports whether an expression has no aggregate, window or
-// subquery anywhere in it. It walks the expression's JSON generically, so
-// no kind of child is missed.
+// subquery anywhere in it. It visits every expression in its JSON, so no
+// kind of child is missed.
 func (c *Catalog) plainExpr(e *duckdbsql.Expr) bool {
-	var tree any
-	if e.Raw == nil || json.Unmarshal(e.Raw, &tree) != nil {
-		return false
-	}
-	return c.plainJSON(tree)
-}
-
-func (c *Catalog) plainJSON(v any) bool {
-	switch v := v.(type) {
-	case map[string]any:
-		switch v["class"] {
+	return !duckdbsql.WalkExprs(e.Raw, func(x *duckdbsql.Expr) bool {
+		switch x.Class {
 		case "WINDOW", "SUBQUERY":
 			return false
 		case "FUNCTION":
-			if name, _ := v["function_name"].(string); c.aggregates[strings.ToLower(name)] {
-				return false
-			}
+			return !c.aggregates[strings.ToLower(x.Function)]
 		}
-		for _, child := range v {
-			if !c.plainJSON(child) {
-				return false
-			}
-		}
-	case []any:
-		for _, child := range v {
-			if !c.plainJSON(child) {
-				return false
-			}
-		}
-	}
-	return true
+		return true
+	})
 }

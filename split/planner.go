@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // Defaults of the Planner's knobs.
@@ -73,12 +74,12 @@ var ErrNotSplittable = errors.New("not a plain scan of one table")
 // table of at least MinRows rows. c must have the session's catalog and
 // schema applied; Plan only reads.
 func (p *Planner) Plan(ctx context.Context, c *engine.Conn, sql string) ([]json.RawMessage, error) {
-	doc, err := serialize(ctx, c, sql)
+	doc, err := c.SyntaxTree(ctx, sql)
 	if err != nil {
 		// Not a SELECT, or not one the json extension handles.
 		return nil, ctx.Err()
 	}
-	sc, ok := doc.scan()
+	sc, ok := scan(doc)
 	if !ok {
 		return nil, nil
 	}
@@ -145,11 +146,11 @@ func (p *Planner) Bind(ctx context.Context, sql string, raw json.RawMessage) (co
 		return nil, "", fmt.Errorf("get connection: %w", err)
 	}
 	defer c.Release()
-	doc, err := serialize(ctx, c, sql)
+	doc, err := c.SyntaxTree(ctx, sql)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", ErrNotSplittable, err)
 	}
-	sc, ok := doc.scan()
+	sc, ok := scan(doc)
 	if !ok {
 		return nil, "", ErrNotSplittable
 	}
@@ -259,14 +260,14 @@ func (p *Planner) maxParts() int {
 // estimatedRows is the largest estimated_size of the tables the name may
 // denote. It only sets how many parts there are: the ranges are open at
 // both ends, so a wrong estimate never loses a row.
-func estimatedRows(ctx context.Context, c *engine.Conn, t tableRef) (int64, error) {
+func estimatedRows(ctx context.Context, c *engine.Conn, t duckdbsql.BaseTable) (int64, error) {
 	const q = `SELECT coalesce(max(estimated_size), 0)::BIGINT FROM duckdb_tables()
 		WHERE lower(table_name) = lower($1)
 		AND ($2 = '' OR lower(database_name) = lower($2))
 		AND ($3 = '' OR lower(schema_name) = lower($3) OR ($2 = '' AND lower(database_name) = lower($3)))`
-	n, err := c.QueryInt64(ctx, q, t.name, t.catalog, t.schema)
+	n, err := c.QueryInt64(ctx, q, t.Table, t.Catalog, t.Schema)
 	if err != nil {
-		return 0, fmt.Errorf("estimate rows of %s: %w", t.sql(), err)
+		return 0, fmt.Errorf("estimate rows of %s: %w", tableSQL(t), err)
 	}
 	return n, nil
 }
@@ -300,8 +301,8 @@ func scalarOnly(ctx context.Context, c *engine.Conn, names []string) (bool, erro
 // a replacement scan of a file or a table with a column of its own called
 // rowid does not qualify): preparing SELECT rowid FROM it succeeds, and no
 // column of it is named rowid.
-func isTable(ctx context.Context, c *engine.Conn, t tableRef) (bool, error) {
-	st, err := c.Prepare(ctx, "SELECT * FROM "+t.sql())
+func isTable(ctx context.Context, c *engine.Conn, t duckdbsql.BaseTable) (bool, error) {
+	st, err := c.Prepare(ctx, "SELECT * FROM "+tableSQL(t))
 	if err != nil {
 		return false, nil
 	}
@@ -315,7 +316,7 @@ func isTable(ctx context.Context, c *engine.Conn, t tableRef) (bool, error) {
 			return false, nil
 		}
 	}
-	st, err = c.Prepare(ctx, "SELECT rowid FROM "+t.sql())
+	st, err = c.Prepare(ctx, "SELECT rowid FROM "+tableSQL(t))
 	if err != nil {
 		return false, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/engine"
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // open returns a database holding t (id, grp, s) of n rows, with every
@@ -203,44 +204,36 @@ func TestPlanner_RowidPushdown(t *testing.T) {
 	if want := "rowid >= 100000"; !strings.Contains(partSQL, want) {
 		t.Errorf("part SQL %q: want it to contain %q", partSQL, want)
 	}
-	// EXPLAIN gives two columns; the plan is the second.
-	out, err := explain(ctx, c, partSQL)
+	plan, err := c.ExplainJSON(ctx, partSQL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan := findScan(t, out[1])
+	scan := findScan(t, plan)
 	filters, _ := scan["Filters"].([]any)
 	if !slices.Contains(filters, any("rowid>=100000 AND rowid<200000")) {
-		t.Errorf("scan filters: got %q, want the row-id range among them\nplan: %s", filters, out[1])
+		t.Errorf("scan filters: got %q, want the row-id range among them\nplan: %s", filters, plan)
 	}
-	t.Logf("EXPLAIN of %s:\n%s", partSQL, out[1])
-}
-
-func explain(ctx context.Context, c *engine.Conn, sql string) ([]string, error) {
-	return queryStrings(ctx, c, "EXPLAIN (FORMAT json) "+sql)
+	t.Logf("EXPLAIN of %s:\n%s", partSQL, plan)
 }
 
 // findScan returns the extra_info of the plan's one table scan.
-func findScan(t *testing.T, plan string) map[string]any {
+func findScan(t *testing.T, plan []byte) map[string]any {
 	t.Helper()
-	var nodes []any
-	if err := json.Unmarshal([]byte(plan), &nodes); err != nil {
-		t.Fatalf("decode plan: %v", err)
+	roots, err := duckdbsql.ReadExplain(plan)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var found []map[string]any
-	var walk func([]any)
-	walk = func(ns []any) {
-		for _, n := range ns {
-			m, _ := n.(map[string]any)
-			if name, _ := m["name"].(string); name == "SEQ_SCAN" || name == "TABLE_SCAN" {
-				info, _ := m["extra_info"].(map[string]any)
-				found = append(found, info)
+	var walk func([]duckdbsql.Operator)
+	walk = func(ops []duckdbsql.Operator) {
+		for _, o := range ops {
+			if o.Name == "SEQ_SCAN" || o.Name == "TABLE_SCAN" {
+				found = append(found, o.ExtraInfo)
 			}
-			children, _ := m["children"].([]any)
-			walk(children)
+			walk(o.Children)
 		}
 	}
-	walk(nodes)
+	walk(roots)
 	if len(found) != 1 {
 		t.Fatalf("plan has %d table scans, want 1: %s", len(found), plan)
 	}

@@ -3,6 +3,8 @@ package segment
 import (
 	"fmt"
 	"strings"
+
+	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
 // PartitionKey is one level of an export's hive layout: a directory
@@ -61,36 +63,29 @@ func ParsePartitionSpec(spec string) ([]PartitionKey, error) {
 	return keys, nil
 }
 
-// splitTopLevel splits s at commas outside parentheses and quotes.
+// splitTopLevel splits s at commas outside parentheses, strings and
+// comments, which it reads as DuckDB does (duckdbsql.Lex): the items are
+// DuckDB expressions.
 func splitTopLevel(s string) ([]string, error) {
-	var (
-		out   []string
-		depth int
-		quote rune
-		start int
-	)
-	for i, r := range s {
+	toks, err := duckdbsql.Lex(s)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	depth, start := 0, 0
+	for _, t := range toks {
 		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '(':
+		case t.Is("("):
 			depth++
-		case r == ')':
+		case t.Is(")"):
 			depth--
 			if depth < 0 {
-				return nil, fmt.Errorf("unbalanced ')' at %d", i)
+				return nil, fmt.Errorf("unbalanced ')' at %d", t.Pos)
 			}
-		case r == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
+		case t.Is(",") && depth == 0:
+			out = append(out, s[start:t.Pos])
+			start = t.End
 		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated quote")
 	}
 	if depth != 0 {
 		return nil, fmt.Errorf("unbalanced '('")

@@ -25,6 +25,11 @@ func TestParsePartitionSpec(t *testing.T) {
 		{spec: "x=f(1))", err: true},
 		{spec: "x='open", err: true},
 		{spec: "a, A", err: true},
+		// Strings and comments as DuckDB reads them.
+		{spec: `x=concat(E'\',', a), y`, want: []PartitionKey{{Name: "x", Expr: `concat(E'\',', a)`}, {Name: "y"}}},
+		{spec: "x=$$a,b$$, y", want: []PartitionKey{{Name: "x", Expr: "$$a,b$$"}, {Name: "y"}}},
+		{spec: "x=f(1 /* ), /* ( */ */), y", want: []PartitionKey{{Name: "x", Expr: "f(1 /* ), /* ( */ */)"}, {Name: "y"}}},
+		{spec: "x=f(1) /* , y", err: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

@@ -8,7 +8,9 @@
 //     and ?, $1 and $name parameters. On it stand statement splitting
 //     (Split), the leading words of a statement (LeadingWords) and the
 //     statement an EXPLAIN explains (ExplainTargets). The export's
-//     COPY parser and admission's query shapes read tokens from it too.
+//     COPY parser, admission's query shapes, the Flight SQL server's
+//     reading of a batched INSERT and the segment exporter's partition
+//     spec read tokens from it too.
 //   - A reader of the plans DuckDB's json_serialize_plan gives
 //     (ReadPlan): which functions and table functions a statement would
 //     call, once DuckDB has bound it, with views and macros expanded.

@@ -236,9 +236,10 @@ func ReadParsed(js []byte) (*Plan, error) {
 }
 
 // decodeTree decodes a JSON tree DuckDB gave, with its numbers kept as
-// written; an error DuckDB reported in it is a *PlanError.
+// written (and those that are not finite as strings); an error DuckDB
+// reported in it is a *PlanError.
 func decodeTree(js []byte, top *map[string]any) error {
-	dec := json.NewDecoder(bytes.NewReader(js))
+	dec := json.NewDecoder(bytes.NewReader(quoteNonFinite(js)))
 	dec.UseNumber()
 	if err := dec.Decode(top); err != nil {
 		return fmt.Errorf("read DuckDB's JSON: %w", err)

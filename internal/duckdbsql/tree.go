@@ -3,7 +3,10 @@ package duckdbsql
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 )
 
 // The typed reader of DuckDB's syntax trees, the output of
@@ -16,6 +19,9 @@ import (
 // Tree is DuckDB's syntax tree of a text: one entry a statement.
 type Tree struct {
 	Statements []TreeStatement `json:"statements"`
+	// Raw is the whole tree as DuckDB wrote it, for a rewrite of it
+	// (AndWhere) to give back to json_deserialize_sql.
+	Raw json.RawMessage `json:"-"`
 }
 
 // TreeStatement is one statement of a Tree.
@@ -42,6 +48,8 @@ type Node struct {
 	Qualify    *Expr             `json:"qualify"`
 	Sample     json.RawMessage   `json:"sample"`
 	Aggregate  string            `json:"aggregate_handling"`
+	// Raw is the whole node as DuckDB wrote it, for Unread.
+	Raw json.RawMessage `json:"-"`
 }
 
 // TableRef is an entry of a FROM clause: a BASE_TABLE, a JOIN of two
@@ -58,12 +66,15 @@ type TableRef struct {
 	RefType  string          `json:"ref_type"`
 	Sample   json.RawMessage `json:"sample"`
 	At       json.RawMessage `json:"at_clause"`
+	// Raw is the whole entry as DuckDB wrote it, for Unread.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Expr is an expression of a syntax tree.
 type Expr struct {
 	Class    string       `json:"class"`
 	Type     string       `json:"type"`
+	Alias    string       `json:"alias"`
 	Columns  []string     `json:"column_names"`
 	Children []*Expr      `json:"children"`
 	Left     *Expr        `json:"left"`
@@ -76,7 +87,15 @@ type Expr struct {
 	TryCast  bool         `json:"try_cast"`
 	Function string       `json:"function_name"`
 	Distinct bool         `json:"distinct"`
-	Value    *Value       `json:"value"`
+	// Filter is an aggregate's FILTER (WHERE …).
+	Filter *Expr `json:"filter"`
+	// OrderBys is an aggregate's own ORDER BY: sum(x ORDER BY y).
+	OrderBys *struct {
+		Orders []json.RawMessage `json:"orders"`
+	} `json:"order_bys"`
+	// ExportState is set for an aggregate called with EXPORT_STATE.
+	ExportState bool   `json:"export_state"`
+	Value       *Value `json:"value"`
 	// Raw is the whole expression as DuckDB wrote it.
 	Raw json.RawMessage `json:"-"`
 }
@@ -103,8 +122,11 @@ type BaseTable struct {
 }
 
 // ReadTree reads the output of DuckDB's json_serialize_sql. A text DuckDB
-// could not parse or serialize (anything but SELECTs) is a *PlanError.
+// could not parse or serialize (anything but SELECTs) is a *PlanError. A
+// constant that is not finite reads as a string (see quoteNonFinite), in
+// Raw too.
 func ReadTree(js []byte) (*Tree, error) {
+	js = quoteNonFinite(js)
 	var head struct {
 		Error   bool   `json:"error"`
 		Type    string `json:"error_type"`
@@ -120,6 +142,7 @@ func ReadTree(js []byte) (*Tree, error) {
 	if err := json.Unmarshal(js, &t); err != nil {
 		return nil, fmt.Errorf("read DuckDB's syntax tree: %w", err)
 	}
+	t.Raw = bytes.Clone(js)
 	return &t, nil
 }
 
@@ -130,6 +153,26 @@ func (s *TreeStatement) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	s.Raw = bytes.Clone(b)
+	return nil
+}
+
+// UnmarshalJSON keeps the raw node next to the fields read.
+func (n *Node) UnmarshalJSON(b []byte) error {
+	type plain Node
+	if err := json.Unmarshal(b, (*plain)(n)); err != nil {
+		return err
+	}
+	n.Raw = bytes.Clone(b)
+	return nil
+}
+
+// UnmarshalJSON keeps the raw entry next to the fields read.
+func (t *TableRef) UnmarshalJSON(b []byte) error {
+	type plain TableRef
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.Raw = bytes.Clone(b)
 	return nil
 }
 
@@ -262,4 +305,183 @@ func Conjuncts(e *Expr) []*Expr {
 		return out
 	}
 	return []*Expr{e}
+}
+
+// Unread returns the keys of the JSON object raw, but for those named in
+// read, whose values are not empty (null, false, "", 0-length, or arrays
+// and objects of nothing but empty values). A caller that must not miss
+// a clause (the split planner, which may only cut a plain scan) refuses a
+// node with any: a clause DuckDB adds later then makes it refuse rather
+// than misread. ok is false when raw is not an object.
+func Unread(raw json.RawMessage, read ...string) (keys []string, ok bool) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	for k, v := range m {
+		if !slices.Contains(read, k) && !empty(v) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, true
+}
+
+// empty reports whether a decoded JSON value holds nothing.
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, e := range x {
+			if !empty(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// WalkExprs calls visit with every expression in raw, wherever it sits
+// (any object with a "class"), depth first, until it returns false;
+// stopped reports whether it did. It finds the expressions no field of
+// Expr names (a CASE's checks, a lambda's body, a subquery's select
+// list), so a check of every expression misses none. Raw that does not
+// decode, or an expression that does not read as an Expr, stops the walk
+// at once.
+func WalkExprs(raw json.RawMessage, visit func(*Expr) bool) (stopped bool) {
+	var walk func(raw json.RawMessage) bool
+	walk = func(raw json.RawMessage) bool {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			return false
+		}
+		switch raw[0] {
+		case '{':
+			var m map[string]json.RawMessage
+			if json.Unmarshal(raw, &m) != nil {
+				return false
+			}
+			if _, ok := m["class"]; ok {
+				var e Expr
+				if json.Unmarshal(raw, &e) != nil || !visit(&e) {
+					return false
+				}
+			}
+			for _, v := range m {
+				if !walk(v) {
+					return false
+				}
+			}
+		case '[':
+			var a []json.RawMessage
+			if json.Unmarshal(raw, &a) != nil {
+				return false
+			}
+			for _, v := range a {
+				if !walk(v) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return !walk(raw)
+}
+
+// AndWhere takes the output of DuckDB's json_serialize_sql for one
+// SELECT and adds the WHERE clause of cond, json_serialize_sql's output
+// for a SELECT … WHERE, to its WHERE clause as one more conjunct (or
+// several, flat, as DuckDB's parser builds an AND of several terms). The
+// result is json_deserialize_sql's input. A parse error DuckDB reported
+// is a *PlanError.
+func AndWhere(js, cond []byte) ([]byte, error) {
+	var top, c map[string]any
+	if err := decodeTree(js, &top); err != nil {
+		return nil, err
+	}
+	if err := decodeTree(cond, &c); err != nil {
+		return nil, err
+	}
+	node := onlyNode(top)
+	if node == nil || node["type"] != "SELECT_NODE" {
+		return nil, errors.New("add to a WHERE clause: not one SELECT")
+	}
+	where, _ := onlyNode(c)["where_clause"].(map[string]any)
+	if where == nil {
+		return nil, errors.New("add to a WHERE clause: the condition has no WHERE clause")
+	}
+	terms := func(e any) []any {
+		if m, ok := e.(map[string]any); ok && m["type"] == "CONJUNCTION_AND" {
+			children, _ := m["children"].([]any)
+			return children
+		}
+		return []any{e}
+	}
+	if node["where_clause"] == nil {
+		node["where_clause"] = where
+	} else {
+		node["where_clause"] = map[string]any{
+			"class": "CONJUNCTION", "type": "CONJUNCTION_AND", "alias": "",
+			"query_location": json.Number("18446744073709551615"), // no place in the text
+			"children":       append(terms(node["where_clause"]), terms(where)...),
+		}
+	}
+	return json.Marshal(top)
+}
+
+// onlyNode is the node of a decoded tree's only statement, or nil.
+func onlyNode(top map[string]any) map[string]any {
+	stmts, _ := top["statements"].([]any)
+	if len(stmts) != 1 {
+		return nil
+	}
+	stmt, _ := stmts[0].(map[string]any)
+	node, _ := stmt["node"].(map[string]any)
+	return node
+}
+
+// SameTree reports whether two outputs of json_serialize_sql (or a tree
+// and its rewrite, or two statements of trees) are the same but for where
+// in the text each part was (query_location), which differs between a
+// text and DuckDB's printing of it.
+func SameTree(a, b []byte) (bool, error) {
+	var ta, tb map[string]any
+	if err := decodeTree(a, &ta); err != nil {
+		return false, err
+	}
+	if err := decodeTree(b, &tb); err != nil {
+		return false, err
+	}
+	return reflect.DeepEqual(positionless(ta), positionless(tb)), nil
+}
+
+// positionless is v without its query_location fields.
+func positionless(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = positionless(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k != "query_location" {
+				out[k] = positionless(e)
+			}
+		}
+		return out
+	}
+	return v
 }
