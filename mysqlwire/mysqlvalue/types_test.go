@@ -158,35 +158,14 @@ func TestTypes_Column(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			col := columnOf(t, conn, "SELECT "+tt.expr)
-			f, err := Field(arrow.Field{Name: "c", Type: col.DataType()})
-			if err != nil {
-				t.Fatalf("Field(%s): %v", col.DataType(), err)
-			}
-			if f.Type != tt.typ || f.ColumnLength != tt.length || f.Decimals != tt.decimals || f.Charset != tt.charset {
-				t.Errorf("Field(%s) = %v length %d decimals %d charset %d, want %v %d %d %d", col.DataType(), f.Type,
-					f.ColumnLength, f.Decimals, f.Charset, tt.typ, tt.length, tt.decimals, tt.charset)
-			}
-			if got := written(t, col, 0, false); got != tt.text {
-				t.Errorf("text protocol: got %q, want %q", got, tt.text)
-			}
+			list := columnOf(t, conn, "SELECT ["+tt.expr+", NULL]")
+			nested := checkColumn(t, col, list, columnWant{tt.typ, tt.length, tt.decimals, tt.charset, tt.text, tt.nested, tt.json})
 			want := tt.binary
 			if want == same {
 				want = tt.text
 			}
 			if got := written(t, col, 0, true); got != want {
 				t.Errorf("binary protocol: got %q, want %q", got, want)
-			}
-
-			list := columnOf(t, conn, "SELECT ["+tt.expr+", NULL]")
-			nested, err := AppendText(nil, list, 0)
-			if err != nil {
-				t.Fatalf("AppendText: %v", err)
-			}
-			if got := string(nested); got != tt.nested {
-				t.Errorf("DuckDB's text: got %q, want %q", got, tt.nested)
-			}
-			if got := written(t, list, 0, false); got != tt.json {
-				t.Errorf("JSON text: got %q, want %q", got, tt.json)
 			}
 			// DuckDB's own cast of the list is what AppendText writes.
 			cast := columnOf(t, conn, "SELECT (["+tt.expr+", NULL])::VARCHAR")
@@ -195,6 +174,53 @@ func TestTypes_Column(t *testing.T) {
 			}
 		})
 	}
+}
+
+// columnWant is what the table gives a column: its MySQL definition, the
+// text of its first value, DuckDB's text of a list holding it and NULL,
+// and that list's JSON.
+type columnWant struct {
+	typ                       querypb.Type
+	length, decimals, charset uint32
+	text, nested, json        string
+}
+
+// textCharset is the character set MySQL clients expect of a column of
+// type typ: UTF-8 for text, binary for numbers, times and blobs.
+func textCharset(typ querypb.Type) uint32 {
+	if typ == sqltypes.VarChar || typ == sqltypes.TypeJSON {
+		return CharsetUTF8MB4
+	}
+	return CharsetBinary
+}
+
+// checkColumn checks values' column definition and first value's text,
+// and list's (a list of that value and NULL) text and JSON; it returns
+// the list's text.
+func checkColumn(t *testing.T, values, list arrow.Array, want columnWant) []byte {
+	t.Helper()
+	f, err := Field(arrow.Field{Name: "c", Type: values.DataType()})
+	if err != nil {
+		t.Fatalf("Field(%s): %v", values.DataType(), err)
+	}
+	if f.Type != want.typ || f.ColumnLength != want.length || f.Decimals != want.decimals || f.Charset != want.charset {
+		t.Errorf("Field(%s) = %v length %d decimals %d charset %d, want %v %d %d %d", values.DataType(), f.Type,
+			f.ColumnLength, f.Decimals, f.Charset, want.typ, want.length, want.decimals, want.charset)
+	}
+	if got := written(t, values, 0, false); got != want.text {
+		t.Errorf("text protocol: got %q, want %q", got, want.text)
+	}
+	nested, err := AppendText(nil, list, 0)
+	if err != nil {
+		t.Fatalf("AppendText: %v", err)
+	}
+	if got := string(nested); got != want.nested {
+		t.Errorf("DuckDB's text: got %q, want %q", got, want.nested)
+	}
+	if got := written(t, list, 0, false); got != want.json {
+		t.Errorf("JSON text: got %q, want %q", got, want.json)
+	}
+	return nested
 }
 
 // TestTypes_ColumnArrow checks the types the engine does not make today
@@ -251,30 +277,11 @@ func TestTypes_ColumnArrow(t *testing.T) {
 				t.Fatalf("build [%s, null]: %v", tt.value, err)
 			}
 			defer list.Release()
-			f, err := Field(arrow.Field{Name: "c", Type: tt.dt})
-			if err != nil {
-				t.Fatalf("Field: %v", err)
-			}
-			if f.Type != tt.typ || f.ColumnLength != tt.length || f.Decimals != tt.decimals {
-				t.Errorf("Field = %v length %d decimals %d, want %v %d %d", f.Type, f.ColumnLength, f.Decimals, tt.typ, tt.length, tt.decimals)
-			}
 			values := list.(*array.List).ListValues()
-			if got := written(t, values, 0, false); got != tt.text {
-				t.Errorf("text protocol: got %q, want %q", got, tt.text)
-			}
+			checkColumn(t, values, list, columnWant{tt.typ, tt.length, tt.decimals, textCharset(tt.typ), tt.text, tt.nested, tt.json})
 			// A union has no nulls of its own: its member's NULL is its.
 			if got := written(t, values, 1, false); got != "NULL" {
 				t.Errorf("NULL: got %q", got)
-			}
-			nested, err := AppendText(nil, list, 0)
-			if err != nil {
-				t.Fatalf("AppendText: %v", err)
-			}
-			if got := string(nested); got != tt.nested {
-				t.Errorf("DuckDB's text: got %q, want %q", got, tt.nested)
-			}
-			if got := written(t, list, 0, false); got != tt.json {
-				t.Errorf("JSON text: got %q, want %q", got, tt.json)
 			}
 		})
 	}
