@@ -57,6 +57,13 @@ func TestLong_LakeMemoryBounded(t *testing.T) {
 	addrs := startCluster(t, lakeMemParts)
 	md := compile(t, "Flat")
 	dir := t.TempDir()
+	// The test writes about 4 GB to disk (the live file, the sealed
+	// segment's Parquet files, their copy in the object store); a machine
+	// short of space fails it in ways that look like something else.
+	var disk syscall.Statfs_t
+	if err := syscall.Statfs(dir, &disk); err == nil {
+		t.Logf("free disk space under %s: %.1f GB", dir, float64(disk.Bavail)*float64(disk.Bsize)/1e9)
+	}
 
 	start := time.Now()
 	rng := rand.New(rand.NewChaCha8([32]byte{1, 2, 3}))
@@ -128,7 +135,11 @@ loop:
 		case <-deadline:
 			p.cmd.Process.Kill()
 			<-exited
-			t.Fatalf("quiver ingest did not drain %d messages in 15 minutes\n%s", lakeMemMessages, p.Stderr())
+			// The whole log of a stuck run is too long to read (and CI
+			// cuts it); its rotations, exports, warnings and errors say
+			// what went wrong, the first error above all.
+			t.Fatalf("quiver ingest did not drain %d messages in 15 minutes; its log's notable lines:\n%s",
+				lakeMemMessages, strings.Join(notableLines(p.Stderr(), 40), "\n"))
 		case <-tick.C:
 		}
 		now := time.Since(start)
@@ -192,11 +203,8 @@ loop:
 	if stopping == 0 {
 		t.Errorf("quiver ingest exited before it was stopped")
 	}
-	for _, line := range strings.Split(p.Stderr(), "\n") {
-		if strings.Contains(line, "rotated database file") || strings.Contains(line, "exported segment") ||
-			strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
-			t.Log(line)
-		}
+	for _, line := range notableLines(p.Stderr(), 0) {
+		t.Log(line)
 	}
 	t.Logf("quiver ingest drained %d messages in %s, stopped at %s, exited at %s; %d samples, %d with the Go heap, %d during an upload",
 		lakeMemMessages, drained.Round(time.Second), stopping.Round(time.Second), took.Round(time.Second), samples, heapSamples, uploadSamples)
@@ -240,6 +248,24 @@ loop:
 	}
 	defer lk.Close()
 	checkLakeIDs(t, lk, group, lakeMemMessages, lakeMemParts)
+}
+
+// notableLines returns the lines of an ingest log that tell how its
+// segments went: rotations, exports, warnings and errors, at most max of
+// them (all when max is 0), the first ones kept.
+func notableLines(log string, max int) []string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "rotated database file") || strings.Contains(line, "exported segment") ||
+			strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			if max > 0 && len(out) == max {
+				out = append(out, "…")
+				break
+			}
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // blobValues returns Flat messages from..to-1: message i has id i, the

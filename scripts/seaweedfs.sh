@@ -89,11 +89,15 @@ start() {
 	# Telemetry is off so that nothing leaves the machine. WebDAV, the Lance
 	# server and the admin's legacy port are not needed. S3_BUCKET and
 	# S3_TABLE_BUCKET, if set, name buckets for mini to create at start-up.
+	# The volume size and count are fixed (up to 16 GiB, grown 256 MiB at a
+	# time) rather than sized from the disk, whose free space mini reserves
+	# a whole volume of, seven at a time, before anything is written.
 	(cd "$dir" && AWS_ACCESS_KEY_ID=$access_key AWS_SECRET_ACCESS_KEY=$secret_key \
 		exec "$bin" -logdir="$dir/logs" mini -dir="$dir/data" \
 		-ip=127.0.0.1 -ip.bind=127.0.0.1 -master.telemetry=false \
 		-s3.port="$s3port" -s3.port.iceberg="$catport" -s3.port.lance=0 \
 		-webdav=false -admin.port.legacy=0 "${p[@]}" \
+		-master.volumeSizeLimitMB=256 -volume.max=64 \
 		</dev/null >"$dir/log" 2>&1) &
 	echo $! >"$dir/pid"
 	# Ready once S3 answers at all (any status; requests without a signature

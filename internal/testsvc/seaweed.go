@@ -2,6 +2,7 @@ package testsvc
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,7 +46,26 @@ type SeaweedConfig struct {
 	// each as a warehouse, addressed by its name as the catalog prefix
 	// (CatalogURL + "/v1/" + name + "/namespaces").
 	TableBuckets []string
+	// VolumeSizeMB is the size at which a volume stops taking writes
+	// (defaultVolumeSizeMB when 0), and MaxVolumes how many volumes the
+	// store may hold (defaultMaxVolumes when 0). Both are fixed rather
+	// than left to weed, which sizes volumes from the disk's capacity (1
+	// GiB on a large disk) and counts the volumes it may create from the
+	// disk's free space, reserving a full volume for each one it grows,
+	// seven at a time: on a machine whose shared disk was short of free
+	// space that refused writes a few hundred MB into a test's uploads.
+	// Volumes are sparse files, so the fixed count costs only what is
+	// written.
+	VolumeSizeMB int
+	MaxVolumes   int
 }
+
+// The volume layout StartSeaweed gives weed unless a test asks otherwise:
+// up to 16 GiB in all, grown 256 MiB at a time.
+const (
+	defaultVolumeSizeMB = 256
+	defaultMaxVolumes   = 64
+)
 
 // Seaweed is a SeaweedFS object store (`weed mini`) running as a child
 // process on 127.0.0.1. It speaks S3 with signed requests only and serves
@@ -121,6 +141,8 @@ func startSeaweed(t testing.TB, bin string, cfg SeaweedConfig) (*Seaweed, error)
 		"-admin.port.grpc=" + strconv.Itoa(ports[10]),
 		// Not needed: the Lance server, WebDAV, the admin's legacy port.
 		"-s3.port.lance=0", "-webdav=false", "-admin.port.legacy=0",
+		"-master.volumeSizeLimitMB=" + strconv.Itoa(cmp.Or(cfg.VolumeSizeMB, defaultVolumeSizeMB)),
+		"-volume.max=" + strconv.Itoa(cmp.Or(cfg.MaxVolumes, defaultMaxVolumes)),
 	}
 	if len(cfg.Buckets) > 0 {
 		args = append(args, "-bucket="+strings.Join(cfg.Buckets, ","))
