@@ -213,16 +213,16 @@ func uploadOne(ctx context.Context, wfs iceio.WriteFileIO, loc table.LocationPro
 	defer f.Close()
 	w, err := createUpload(ctx, wfs, remote)
 	if err != nil {
-		return nil, fmt.Errorf("upload %s: %w", remote, err)
+		return nil, uploadError(remote, err)
 	}
 	if _, err := w.ReadFrom(f); err != nil {
 		_ = w.Close()
 		_ = wfs.Remove(remote)
-		return nil, fmt.Errorf("upload %s: %w", remote, err)
+		return nil, uploadError(remote, err)
 	}
 	if err := w.Close(); err != nil {
 		_ = wfs.Remove(remote)
-		return nil, fmt.Errorf("upload %s: %w", remote, err)
+		return nil, uploadError(remote, err)
 	}
 	df, err := table.FileToDataFile(ctx, localIO{remote: remote, local: local}, remote, sch, spec, 0, props)
 	if err != nil {
@@ -230,6 +230,22 @@ func uploadOne(ctx context.Context, wfs iceio.WriteFileIO, loc table.LocationPro
 		return nil, fmt.Errorf("%s: %w", local, err)
 	}
 	return df, nil
+}
+
+// uploadError reports a failed upload of remote without holding on to
+// err. The S3 client's errors keep the failed request, and with it the
+// part's buffer (8 to 16 MiB); an export that fails keeps its error until
+// it is retried, so a failing store held one such buffer for each file of
+// the segment, hundreds of MB of Go heap between attempts. Only a
+// cancellation stays wrapped, for callers that check for it.
+func uploadError(remote string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("upload %s: %v: %w", remote, err, context.Canceled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("upload %s: %v: %w", remote, err, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("upload %s: %v", remote, err)
 }
 
 // checkPartition refuses a file that iceberg-go gave a null partition

@@ -441,3 +441,37 @@ func keepRows(t *testing.T, name string, rows []string) {
 		}
 	}
 }
+
+// heldError stands for an S3 client error, which keeps the failed
+// request and its part's buffer.
+type heldError struct{ buf []byte }
+
+func (e *heldError) Error() string { return fmt.Sprintf("part of %d bytes refused", len(e.buf)) }
+
+func TestUploadErrorDropsTheCause(t *testing.T) {
+	held := &heldError{buf: make([]byte, 8<<20)}
+	tests := []struct {
+		name   string
+		err    error
+		wantIs error // what errors.Is must still find
+	}{
+		{"store error", fmt.Errorf("write: %w", held), nil},
+		{"canceled", fmt.Errorf("write: %w: %w", held, context.Canceled), context.Canceled},
+		{"deadline", fmt.Errorf("write: %w: %w", held, context.DeadlineExceeded), context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := uploadError("s3://lake/t/data/f.parquet", tt.err)
+			var got *heldError
+			if errors.As(err, &got) {
+				t.Errorf("uploadError(%v) still holds the store's error, and its buffer", tt.err)
+			}
+			if !strings.Contains(err.Error(), "part of 8388608 bytes refused") || !strings.Contains(err.Error(), "f.parquet") {
+				t.Errorf("uploadError lost the message: %v", err)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("uploadError(%v) is not %v", tt.err, tt.wantIs)
+			}
+		})
+	}
+}
