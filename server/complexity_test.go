@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +95,22 @@ func TestServer_TooComplex(t *testing.T) {
 				t.Errorf("MySQL: got %d, %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConsole_TooComplex: the console's query endpoint refuses the same
+// statement, on a server without users, where every statement runs as an
+// admin's: the limit holds for every role.
+func TestConsole_TooComplex(t *testing.T) {
+	srv := testutil.StartServer(t, server.Config{HTTPAddr: "127.0.0.1:0"})
+	resp := consolePost(t, srv, "/api/query", map[string]string{"sql": tooDeep})
+	defer resp.Body.Close()
+	var body struct{ Error, Code string }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("statement too complex: nesting depth 2000 exceeds the limit of %d", engine.MaxStatementDepth)
+	if resp.StatusCode != http.StatusBadRequest || body.Code != "sql" || !strings.Contains(body.Error, want) {
+		t.Errorf("got %s %+v, want 400 with code sql: %s", resp.Status, body, want)
 	}
 }
