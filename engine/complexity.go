@@ -30,16 +30,16 @@ const (
 	//   - + + … + 1, spaced (binding):   85 ms, 290 ms, 652 ms
 	//   - abs(abs(…)) (binding):         48 ms, 177 ms, 367 ms
 	//   - a sum of a column i + i + …:   37 ms,  86 ms, 178 ms
-	// Brackets, CASE … END, casts and subqueries nested as deep cost a few
-	// milliseconds, and DuckDB refuses any expression a little short of
-	// 1,000 levels itself. A long sum or concatenation is flat as a
+	// Brackets, CASE … END, casts and derived tables nested as deep cost
+	// a few milliseconds, and DuckDB refuses any expression a little
+	// short of 1,000 levels itself. A long sum or concatenation is flat as a
 	// function of a list: list_sum([…]) or concat(…).
 	MaxStatementDepth = 128
 	// MaxSubqueryDepth bounds the nesting of subqueries within
 	// expressions (Complexity.Subqueries), whose binding takes time
 	// exponential in it: SELECT (SELECT (… 1)) 16 levels deep prepares
-	// in 26 ms, 20 in 400 ms, 24 in 6-9 s, as do EXISTS and IN
-	// subqueries. Derived tables (FROM (SELECT …)) do not count: 64
+	// in 26 ms, 20 in 400 ms, 24 in 6-9 s, and EXISTS (SELECT …) as
+	// much. Derived tables (FROM (SELECT …)) do not count: 64
 	// levels of them prepare in 1 ms.
 	MaxSubqueryDepth = 16
 	// MaxStatementLinks bounds the AND, OR, UNION, EXCEPT and INTERSECT
