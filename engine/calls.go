@@ -350,7 +350,7 @@ func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error
 	if query == planSQL || query == parseSQL {
 		// arg is SQL, which these parse: held to the same limits as
 		// a prepare, since a caller may ask before it prepares.
-		if err := checkComplexity(arg); err != nil {
+		if err := c.db.checkShape(arg); err != nil {
 			return "", err
 		}
 	}
@@ -389,9 +389,9 @@ func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error
 }
 
 // CountStatements is the number of statements DuckDB's parser finds in
-// sql; 0 when it fails to parse, or is too complex to (checkComplexity).
+// sql; 0 when it fails to parse, or is too complex to (ShapeLimits).
 func (c *Conn) CountStatements(sql string) int {
-	if checkComplexity(sql) != nil {
+	if c.db.checkShape(sql) != nil {
 		return 0
 	}
 	var ext duckdb.ExtractedStatements

@@ -7,7 +7,8 @@ import (
 	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
-// The limits on a statement's shape (duckdbsql.Measure) that the engine
+// The default limits on a statement's shape (duckdbsql.Measure,
+// Options.Shape) that the engine
 // holds every statement to, for every role, before DuckDB's parser sees
 // its text. For some shapes DuckDB's parse, or its binding of what it
 // parsed, grows much faster than the text, cannot be interrupted, and
@@ -42,36 +43,57 @@ const (
 	// much. Derived tables (FROM (SELECT …)) do not count: 64
 	// levels of them prepare in 1 ms.
 	MaxSubqueryDepth = 16
-	// MaxStatementLinks bounds the AND, OR, UNION, EXCEPT and INTERSECT
+	// MaxStatementTerms bounds the AND, OR, UNION, EXCEPT and INTERSECT
 	// keywords and common table expressions of one statement
-	// (Complexity.Links). A chain of 8,192 ORs parses in about 136 ms,
+	// (Complexity.Terms). A chain of 8,192 ORs parses in about 136 ms,
 	// 16,384 in 490 ms, 32,768 in 1.9 s. A long list of values belongs
 	// in IN (…), which parses in linear time: 131,072 items in 27 ms.
-	MaxStatementLinks = 8192
+	MaxStatementTerms = 8192
 )
 
-// ErrTooComplex is what the refusal of a statement beyond
-// MaxStatementDepth, MaxSubqueryDepth or MaxStatementLinks wraps.
+// ErrTooComplex is what the refusal of a statement beyond its
+// ShapeLimits wraps.
 var ErrTooComplex = errors.New("statement too complex")
 
-// checkComplexity refuses sql, as invalid, when its shape is beyond the
-// limits above. It reads the text with duckdbsql's lexer, in linear time,
-// and must run before any of sql reaches DuckDB's parser.
-func checkComplexity(sql string) error {
-	c := duckdbsql.Measure(sql)
+// ShapeLimits bound a statement's shape (duckdbsql.Complexity). A zero
+// field takes its default: MaxStatementDepth, MaxSubqueryDepth or
+// MaxStatementTerms. Raising one lets a statement hold a core for
+// longer, uninterrupted, at the costs given there.
+type ShapeLimits struct {
+	Depth, Subqueries, Terms int
+}
+
+func (l ShapeLimits) withDefaults() ShapeLimits {
+	if l.Depth <= 0 {
+		l.Depth = MaxStatementDepth
+	}
+	if l.Subqueries <= 0 {
+		l.Subqueries = MaxSubqueryDepth
+	}
+	if l.Terms <= 0 {
+		l.Terms = MaxStatementTerms
+	}
+	return l
+}
+
+// checkShape refuses sql, as invalid, when its shape is beyond the
+// database's ShapeLimits. It reads the text with duckdbsql's lexer, in
+// linear time, and must run before any of sql reaches DuckDB's parser.
+func (d *DB) checkShape(sql string) error {
+	l, c := d.opts.Shape, duckdbsql.Measure(sql)
 	switch {
-	case c.Depth > MaxStatementDepth:
+	case c.Depth > l.Depth:
 		return &Error{Kind: KindInvalid, err: ErrTooComplex, Msg: fmt.Sprintf(
 			"%v: nesting depth %d exceeds the limit of %d (each bracket, CASE and operator of a chain is a level; "+
 				"a long sum or concatenation can be a function of a list: list_sum([…]), concat(…))",
-			ErrTooComplex, c.Depth, MaxStatementDepth)}
-	case c.Subqueries > MaxSubqueryDepth:
+			ErrTooComplex, c.Depth, l.Depth)}
+	case c.Subqueries > l.Subqueries:
 		return &Error{Kind: KindInvalid, err: ErrTooComplex, Msg: fmt.Sprintf(
-			"%v: subqueries nested %d deep in expressions exceed the limit of %d", ErrTooComplex, c.Subqueries, MaxSubqueryDepth)}
-	case c.Links > MaxStatementLinks:
+			"%v: subqueries nested %d deep in expressions exceed the limit of %d", ErrTooComplex, c.Subqueries, l.Subqueries)}
+	case c.Terms > l.Terms:
 		return &Error{Kind: KindInvalid, err: ErrTooComplex, Msg: fmt.Sprintf(
 			"%v: %d AND, OR, UNION, EXCEPT, INTERSECT and WITH terms exceed the limit of %d in one statement; put a list of values in IN (…)",
-			ErrTooComplex, c.Links, MaxStatementLinks)}
+			ErrTooComplex, c.Terms, l.Terms)}
 	}
 	return nil
 }

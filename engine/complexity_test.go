@@ -22,14 +22,14 @@ func TestConn_TooComplex(t *testing.T) {
 	c := testConn(t, db)
 
 	deep := "SELECT " + strings.Repeat("+", 2000) + "1"
-	long := "SELECT 1 WHERE true" + strings.Repeat(" OR false", engine.MaxStatementLinks+1)
+	long := "SELECT 1 WHERE true" + strings.Repeat(" OR false", engine.MaxStatementTerms+1)
 	for _, tc := range []struct {
 		name, sql, msg string
 	}{
 		{"operators", deep, fmt.Sprintf("statement too complex: nesting depth 2000 exceeds the limit of %d", engine.MaxStatementDepth)},
 		{"brackets", "SELECT " + strings.Repeat("(", engine.MaxStatementDepth+1) + "1" + strings.Repeat(")", engine.MaxStatementDepth+1), fmt.Sprintf("nesting depth %d", engine.MaxStatementDepth+1)},
 		{"NOT", "SELECT " + strings.Repeat("NOT ", 300) + "true", "nesting depth 300"},
-		{"OR chain", long, fmt.Sprintf("statement too complex: %d AND, OR", engine.MaxStatementLinks+1)},
+		{"OR chain", long, fmt.Sprintf("statement too complex: %d AND, OR", engine.MaxStatementTerms+1)},
 		{"in a script", "SELECT 1; " + deep, "nesting depth 2000"},
 		{"subqueries", "SELECT " + strings.Repeat("(SELECT ", engine.MaxSubqueryDepth+1) + "1" + strings.Repeat(")", engine.MaxSubqueryDepth+1),
 			fmt.Sprintf("subqueries nested %d deep in expressions exceed the limit of %d", engine.MaxSubqueryDepth+1, engine.MaxSubqueryDepth)},
@@ -66,7 +66,7 @@ func TestConn_TooComplex(t *testing.T) {
 	}{
 		{"operators at the limit", "SELECT " + strings.Repeat("-(", engine.MaxStatementDepth/2) + "1" + strings.Repeat(")", engine.MaxStatementDepth/2) + "::BIGINT", 1},
 		{"run at the limit", "SELECT (1" + strings.Repeat(" +", engine.MaxStatementDepth-1) + "1)::BIGINT", 2},
-		{"ORs at the limit", "SELECT count(*)::BIGINT FROM range(3) r(i) WHERE i = 1" + strings.Repeat(" OR i = 2", engine.MaxStatementLinks-1), 2},
+		{"ORs at the limit", "SELECT count(*)::BIGINT FROM range(3) r(i) WHERE i = 1" + strings.Repeat(" OR i = 2", engine.MaxStatementTerms-1), 2},
 		{"subqueries at the limit", "SELECT " + strings.Repeat("(SELECT ", engine.MaxSubqueryDepth) + "1" + strings.Repeat(")", engine.MaxSubqueryDepth) + "::BIGINT", 1},
 		{"derived tables", "SELECT count(*)::BIGINT FROM " + strings.Repeat("(SELECT * FROM ", 60) + "range(3)" + strings.Repeat(")", 60), 3},
 		{"IN list", "SELECT count(*)::BIGINT FROM range(10) r(i) WHERE i IN (1" + strings.Repeat(", 2", 5000) + ")", 2},
@@ -80,5 +80,25 @@ func TestConn_TooComplex(t *testing.T) {
 				t.Errorf("got %d, %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOptions_Shape: a database's own limits replace the defaults, and a
+// zero field keeps its default.
+func TestOptions_Shape(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, engine.Options{Shape: engine.ShapeLimits{Depth: 300, Terms: 10}})
+	c := testConn(t, db)
+	deeper := "SELECT (" + strings.Repeat("(", engine.MaxStatementDepth+10) + "1" + strings.Repeat(")", engine.MaxStatementDepth+10) + ")::BIGINT"
+	if got, err := c.QueryInt64(ctx, deeper); err != nil || got != 1 {
+		t.Errorf("depth %d under a limit of 300: got %d, %v", engine.MaxStatementDepth+11, got, err)
+	}
+	if _, err := c.Exec(ctx, "SELECT 1 WHERE true"+strings.Repeat(" OR false", 11)); !errors.Is(err, engine.ErrTooComplex) ||
+		!strings.Contains(err.Error(), "11 AND, OR, UNION, EXCEPT, INTERSECT and WITH terms exceed the limit of 10") {
+		t.Errorf("11 ORs under a limit of 10: got %v", err)
+	}
+	nested := "SELECT " + strings.Repeat("(SELECT ", engine.MaxSubqueryDepth+1) + "1" + strings.Repeat(")", engine.MaxSubqueryDepth+1)
+	if _, err := c.Exec(ctx, nested); !errors.Is(err, engine.ErrTooComplex) {
+		t.Errorf("subqueries past the default: got %v, want ErrTooComplex", err)
 	}
 }

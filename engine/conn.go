@@ -257,7 +257,7 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 	}
 	// Before the hook, which may parse the text itself (a lake table's
 	// scan is planned from its syntax tree).
-	if err := checkComplexity(sql); err != nil {
+	if err := c.db.checkShape(sql); err != nil {
 		attrs := []any{"err", err.Error(), "bytes", len(sql)}
 		if u, ok := auth.UserFromContext(ctx); ok {
 			attrs = append(attrs, "user", u.Name)

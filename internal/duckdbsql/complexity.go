@@ -47,11 +47,11 @@ type Complexity struct {
 	// bracket that begins with SELECT, WITH, VALUES, FROM or TABLE. A
 	// derived table (a bracket after FROM, JOIN or LATERAL) is not one.
 	Subqueries int
-	// Links is the most links of the chains DuckDB builds in more than
-	// linear time in any one statement of the text: each AND, OR,
+	// Terms is the most terms, in any one statement of the text, of the
+	// chains DuckDB builds in more than linear time: each AND, OR,
 	// UNION, EXCEPT and INTERSECT, and each common table expression (an
 	// AS followed by a bracket or by MATERIALIZED or NOT, as a CTE's is).
-	Links int
+	Terms int
 }
 
 // Measure returns sql's Complexity, in time linear in its length. SQL the
@@ -64,7 +64,7 @@ func Measure(sql string) Complexity {
 		// statement itself at the bottom), the depth it starts at and
 		// the operators of the chain it is in.
 		levels = []level{{}}
-		links  int // links in the current statement
+		terms  int // terms in the current statement
 		prevAS bool
 		group  int // characters of the group of operator characters t ends
 		prev   Token
@@ -78,7 +78,7 @@ func Measure(sql string) Complexity {
 		}
 		opened = false
 		if prevAS && (t.IsWord("MATERIALIZED") || t.IsWord("NOT")) {
-			links++ // WITH c AS [NOT] MATERIALIZED (…)
+			terms++ // WITH c AS [NOT] MATERIALIZED (…)
 		}
 		switch {
 		case t.Kind == Punct && len(t.Text) == 1 && isOperatorByte(t.Text[0]):
@@ -97,7 +97,7 @@ func Measure(sql string) Complexity {
 			l.chain++
 		case t.Is("(") || t.Is("[") || t.Is("{") || t.IsWord("CASE"):
 			if prevAS && !t.IsWord("CASE") {
-				links++
+				terms++
 			}
 			levels = append(levels, level{depth: l.depth + l.chain + 1, isCase: t.IsWord("CASE"), subqueries: l.subqueries,
 				derived: prev.IsWord("FROM") || prev.IsWord("JOIN") || prev.IsWord("LATERAL")})
@@ -113,13 +113,13 @@ func Measure(sql string) Complexity {
 		case t.Is(",") || t.Is(";"):
 			l.chain = 0
 			if t.Is(";") && len(levels) == 1 {
-				links = 0
+				terms = 0
 			}
 		case t.Kind == Ident && endsExpression[strings.ToUpper(t.Text)]:
 			l.chain = 0
 			switch strings.ToUpper(t.Text) {
 			case "AND", "OR", "UNION", "EXCEPT", "INTERSECT":
-				links++
+				terms++
 			}
 		}
 		if t.Kind != Punct || len(t.Text) != 1 || !isOperatorByte(t.Text[0]) {
@@ -127,7 +127,7 @@ func Measure(sql string) Complexity {
 		}
 		top := levels[len(levels)-1]
 		c.Depth = max(c.Depth, top.depth+top.chain)
-		c.Links = max(c.Links, links)
+		c.Terms = max(c.Terms, terms)
 		prevAS = t.IsWord("AS")
 		prev = t
 		return true

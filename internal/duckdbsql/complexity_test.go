@@ -21,7 +21,7 @@ func TestMeasure(t *testing.T) {
 		{"SELECT a || ', ' || b", duckdbsql.Complexity{Depth: 2}},
 		{"SELECT 1::INT::INT, j->>'a'", duckdbsql.Complexity{Depth: 2}},
 		{"SELECT a + b, c + d", duckdbsql.Complexity{Depth: 1}},
-		{"SELECT 1 WHERE a + 1 > 2 AND b + 1 > 2", duckdbsql.Complexity{Depth: 2, Links: 1}},
+		{"SELECT 1 WHERE a + 1 > 2 AND b + 1 > 2", duckdbsql.Complexity{Depth: 2, Terms: 1}},
 		{"SELECT a >= -b", duckdbsql.Complexity{Depth: 2}},
 		{"SELECT NOT NOT true", duckdbsql.Complexity{Depth: 2}},
 		{"SELECT a IS NOT NULL", duckdbsql.Complexity{Depth: 2}},
@@ -33,12 +33,12 @@ func TestMeasure(t *testing.T) {
 		{"SELECT CASE WHEN a THEN CASE WHEN b THEN 1 END END", duckdbsql.Complexity{Depth: 2}},
 		{"SELECT CASE WHEN a THEN 1 END, CASE WHEN b THEN 2 END", duckdbsql.Complexity{Depth: 1}},
 		{"SELECT 1 IN (1, 2, 3)", duckdbsql.Complexity{Depth: 2}},
-		{"SELECT 1 WHERE a AND b OR c", duckdbsql.Complexity{Links: 2}},
-		{"SELECT 1 WHERE a BETWEEN 1 AND 2", duckdbsql.Complexity{Depth: 1, Links: 1}},
-		{"SELECT 1 UNION ALL SELECT 2; SELECT 1 UNION SELECT 2 EXCEPT SELECT 3", duckdbsql.Complexity{Links: 2}},
-		{"SELECT 1 INTERSECT SELECT 1", duckdbsql.Complexity{Links: 1}},
+		{"SELECT 1 WHERE a AND b OR c", duckdbsql.Complexity{Terms: 2}},
+		{"SELECT 1 WHERE a BETWEEN 1 AND 2", duckdbsql.Complexity{Depth: 1, Terms: 1}},
+		{"SELECT 1 UNION ALL SELECT 2; SELECT 1 UNION SELECT 2 EXCEPT SELECT 3", duckdbsql.Complexity{Terms: 2}},
+		{"SELECT 1 INTERSECT SELECT 1", duckdbsql.Complexity{Terms: 1}},
 		{"WITH a AS (SELECT 1), b AS MATERIALIZED (SELECT 2), c AS NOT MATERIALIZED (SELECT 3) SELECT 1",
-			duckdbsql.Complexity{Depth: 2, Subqueries: 1, Links: 3}},
+			duckdbsql.Complexity{Depth: 2, Subqueries: 1, Terms: 3}},
 		{"SELECT a AS b, c AS d FROM t AS u", duckdbsql.Complexity{}},
 		{"SELECT (SELECT (SELECT 1))", duckdbsql.Complexity{Depth: 2, Subqueries: 2}},
 		{"SELECT 1 WHERE EXISTS (SELECT 1 WHERE x IN (SELECT 2))", duckdbsql.Complexity{Depth: 3, Subqueries: 2}},
@@ -78,7 +78,7 @@ func TestMeasure_Large(t *testing.T) {
 	}{
 		{"SELECT " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n), duckdbsql.Complexity{Depth: n}},
 		{"SELECT " + strings.Repeat("+", n) + "1", duckdbsql.Complexity{Depth: n}},
-		{"SELECT 1" + strings.Repeat(" OR 1", n), duckdbsql.Complexity{Links: n}},
+		{"SELECT 1" + strings.Repeat(" OR 1", n), duckdbsql.Complexity{Terms: n}},
 		{"SELECT 1 IN (1" + strings.Repeat(", 1", n) + ")", duckdbsql.Complexity{Depth: 2}},
 	} {
 		if got := duckdbsql.Measure(tc.sql); got != tc.want {
@@ -104,13 +104,13 @@ func FuzzMeasure(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		got := duckdbsql.Measure(sql)
 		toks, err := duckdbsql.Lex(sql)
-		if got.Depth < 0 || got.Links < 0 || got.Depth > len(sql) || got.Links > len(sql) {
+		if got.Depth < 0 || got.Terms < 0 || got.Depth > len(sql) || got.Terms > len(sql) {
 			t.Fatalf("Measure(%q) = %+v, outside 0..%d", sql, got, len(sql))
 		}
 		if err != nil {
 			return
 		}
-		if got.Depth > len(toks) || got.Links > len(toks) {
+		if got.Depth > len(toks) || got.Terms > len(toks) {
 			t.Fatalf("Measure(%q) = %+v, more than its %d tokens", sql, got, len(toks))
 		}
 		brackets, deepest, group, longest, balanced := 0, 0, 0, 0, true
@@ -147,10 +147,10 @@ func FuzzMeasure(f *testing.F) {
 			return
 		}
 		wrapped := duckdbsql.Measure("(" + sql + "\n)")
-		if wrapped.Depth != got.Depth+1 || wrapped.Links < got.Links ||
+		if wrapped.Depth != got.Depth+1 || wrapped.Terms < got.Terms ||
 			wrapped.Subqueries < got.Subqueries || wrapped.Subqueries > got.Subqueries+1 {
-			t.Fatalf("Measure of %q in brackets = %+v, want depth %d, links at least %d and subqueries %d or one more",
-				sql, wrapped, got.Depth+1, got.Links, got.Subqueries)
+			t.Fatalf("Measure of %q in brackets = %+v, want depth %d, terms at least %d and subqueries %d or one more",
+				sql, wrapped, got.Depth+1, got.Terms, got.Subqueries)
 		}
 	})
 }
