@@ -64,25 +64,41 @@ func Measure(sql string) Complexity {
 		// statement itself at the bottom), the depth it starts at and
 		// the operators of the chain it is in.
 		levels = []level{{}}
-		terms  int // terms in the current statement
-		prevAS bool
-		group  int // characters of the group of operator characters t ends
-		prev   Token
-		opened bool // t is the first token after an open bracket
+		terms  int      // terms in the current statement
+		prev   wordRole // what the token before t is, as a word
+		prevAt int      // where the token before t ends
+		group  int      // characters of the group of operator characters t ends
+		opened bool     // t is the first token after an open bracket
+		buf    [maxKeyword]byte
 	)
 	_ = scan(sql, func(t Token) bool {
 		l := &levels[len(levels)-1]
-		if opened && !l.derived && (t.IsWord("SELECT") || t.IsWord("WITH") || t.IsWord("VALUES") || t.IsWord("FROM") || t.IsWord("TABLE")) {
+		var role wordRole
+		var punct byte
+		switch {
+		case t.Kind == Ident && len(t.Text) <= maxKeyword:
+			for i := 0; i < len(t.Text); i++ {
+				ch := t.Text[i]
+				if 'a' <= ch && ch <= 'z' {
+					ch -= 'a' - 'A'
+				}
+				buf[i] = ch
+			}
+			role = keywords[string(buf[:len(t.Text)])]
+		case t.Kind == Punct && len(t.Text) == 1:
+			punct = t.Text[0]
+		}
+		if opened && !l.derived && role&roleQuery != 0 {
 			l.subqueries++
 			c.Subqueries = max(c.Subqueries, l.subqueries)
 		}
 		opened = false
-		if prevAS && (t.IsWord("MATERIALIZED") || t.IsWord("NOT")) {
+		if prev&roleAS != 0 && role&roleCTE != 0 {
 			terms++ // WITH c AS [NOT] MATERIALIZED (…)
 		}
 		switch {
-		case t.Kind == Punct && len(t.Text) == 1 && isOperatorByte(t.Text[0]):
-			if group > 0 && prev.End == t.Pos {
+		case punct != 0 && isOperatorByte(punct):
+			if group > 0 && prevAt == t.Pos {
 				group++
 				if group == 5 {
 					l.chain += 4 // the group is not one operator after all
@@ -93,46 +109,92 @@ func Measure(sql string) Complexity {
 				group = 1
 				l.chain++
 			}
-		case isOperatorWord(t):
+		case role&roleOperator != 0:
 			l.chain++
-		case t.Is("(") || t.Is("[") || t.Is("{") || t.IsWord("CASE"):
-			if prevAS && !t.IsWord("CASE") {
+		case punct == '(' || punct == '[' || punct == '{' || role&roleCase != 0:
+			if prev&roleAS != 0 && punct != 0 {
 				terms++
 			}
-			levels = append(levels, level{depth: l.depth + l.chain + 1, isCase: t.IsWord("CASE"), subqueries: l.subqueries,
-				derived: prev.IsWord("FROM") || prev.IsWord("JOIN") || prev.IsWord("LATERAL")})
+			levels = append(levels, level{depth: l.depth + l.chain + 1, isCase: punct == 0, subqueries: l.subqueries,
+				derived: prev&roleDerived != 0})
 			opened = true
-		case t.Is(")") || t.Is("]") || t.Is("}"):
+		case punct == ')' || punct == ']' || punct == '}':
 			if len(levels) > 1 {
 				levels = levels[:len(levels)-1]
 			}
-		case t.IsWord("END"):
+		case role&roleEnd != 0:
 			if len(levels) > 1 && levels[len(levels)-1].isCase {
 				levels = levels[:len(levels)-1]
 			}
-		case t.Is(",") || t.Is(";"):
+		case punct == ',' || punct == ';':
 			l.chain = 0
-			if t.Is(";") && len(levels) == 1 {
+			if punct == ';' && len(levels) == 1 {
 				terms = 0
 			}
-		case t.Kind == Ident && endsExpression[strings.ToUpper(t.Text)]:
+		case role&roleEnds != 0:
 			l.chain = 0
-			switch strings.ToUpper(t.Text) {
-			case "AND", "OR", "UNION", "EXCEPT", "INTERSECT":
+			if role&roleTerm != 0 {
 				terms++
 			}
 		}
-		if t.Kind != Punct || len(t.Text) != 1 || !isOperatorByte(t.Text[0]) {
+		if punct == 0 || !isOperatorByte(punct) {
 			group = 0
 		}
 		top := levels[len(levels)-1]
 		c.Depth = max(c.Depth, top.depth+top.chain)
 		c.Terms = max(c.Terms, terms)
-		prevAS = t.IsWord("AS")
-		prev = t
+		prev, prevAt = role, t.End
 		return true
 	})
 	return c
+}
+
+// wordRole is what a keyword is to Measure, a set of roles.
+type wordRole uint16
+
+const (
+	// roleEnds: the word ends an expression, or stands between
+	// expressions that DuckDB does not nest in one another (AND and OR
+	// make one flat list of their terms).
+	roleEnds wordRole = 1 << iota
+	roleTerm          // a term of a chain: AND, OR, UNION, EXCEPT, INTERSECT
+	// roleOperator: an operator whose chains nest as those of + do.
+	roleOperator
+	roleQuery   // begins a query: a bracket it opens holds a subquery
+	roleDerived // a bracket after it holds a derived table, not a subquery
+	roleCase
+	roleEnd
+	roleAS
+	roleCTE // after AS, begins a CTE's body: [NOT] MATERIALIZED
+)
+
+// maxKeyword is the length of the longest word in keywords.
+const maxKeyword = 12
+
+var keywords = map[string]wordRole{}
+
+func init() {
+	add := func(role wordRole, words string) {
+		for _, w := range strings.Fields(words) {
+			keywords[w] |= role
+		}
+	}
+	add(roleEnds, `AND OR SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT OFFSET QUALIFY
+		WINDOW ON USING WHEN THEN ELSE AS UNION EXCEPT INTERSECT VALUES SET
+		RETURNING JOIN INTO WITH`)
+	add(roleTerm, "AND OR UNION EXCEPT INTERSECT")
+	add(roleOperator, "NOT IS IN LIKE ILIKE GLOB SIMILAR COLLATE BETWEEN")
+	add(roleQuery, "SELECT WITH VALUES FROM TABLE")
+	add(roleDerived, "FROM JOIN LATERAL")
+	add(roleCase, "CASE")
+	add(roleEnd, "END")
+	add(roleAS, "AS")
+	add(roleCTE, "NOT MATERIALIZED")
+	for w := range keywords {
+		if len(w) > maxKeyword {
+			panic("duckdbsql: keyword " + w + " is longer than maxKeyword")
+		}
+	}
 }
 
 type level struct {
@@ -141,32 +203,6 @@ type level struct {
 	// subqueries counts the subqueries the level is in, itself included.
 	subqueries int
 	derived    bool // a bracket after FROM, JOIN or LATERAL
-}
-
-// endsExpression holds the words that end an expression, or stand
-// between expressions that DuckDB does not nest in one another (AND and
-// OR make one flat list of their terms).
-var endsExpression = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`AND OR SELECT FROM WHERE GROUP BY HAVING ORDER
-		LIMIT OFFSET QUALIFY WINDOW ON USING WHEN THEN ELSE AS UNION EXCEPT
-		INTERSECT VALUES SET RETURNING JOIN INTO WITH`) {
-		endsExpression[w] = true
-	}
-}
-
-// isOperatorWord reports whether t is a word DuckDB's grammar makes an
-// operator of, whose chains nest as those of + do.
-func isOperatorWord(t Token) bool {
-	if t.Kind != Ident || len(t.Text) > 7 {
-		return false
-	}
-	switch strings.ToUpper(t.Text) {
-	case "NOT", "IS", "IN", "LIKE", "ILIKE", "GLOB", "SIMILAR", "COLLATE", "BETWEEN":
-		return true
-	}
-	return false
 }
 
 // isOperatorByte reports whether ch is one of the characters
