@@ -347,6 +347,13 @@ func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error
 	if !utf8.ValidString(arg) {
 		return "", errorf(KindInvalid, "the statement is not valid UTF-8")
 	}
+	if query == planSQL || query == parseSQL {
+		// arg is SQL, which these parse: held to the same limits as
+		// a prepare, since a caller may ask before it prepares.
+		if err := c.db.checkShape(arg); err != nil {
+			return "", err
+		}
+	}
 	ps, ok := c.checkStmts[query]
 	if !ok {
 		if duckdb.Prepare(c.conn, query, &ps) == duckdb.StateError {
@@ -382,8 +389,11 @@ func (c *Conn) checkQuery(ctx context.Context, query, arg string) (string, error
 }
 
 // CountStatements is the number of statements DuckDB's parser finds in
-// sql; 0 when it fails to parse.
+// sql; 0 when it fails to parse, or is too complex to (ShapeLimits).
 func (c *Conn) CountStatements(sql string) int {
+	if c.db.checkShape(sql) != nil {
+		return 0
+	}
 	var ext duckdb.ExtractedStatements
 	n := duckdb.ExtractStatements(c.conn, sql, &ext)
 	duckdb.DestroyExtracted(&ext)

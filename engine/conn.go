@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go-bindings"
 
+	"github.com/quiverdata/quiver/auth"
 	"github.com/quiverdata/quiver/internal/duckdbsql"
 )
 
@@ -253,6 +254,16 @@ func (c *Conn) prepare(ctx context.Context, sql string, script bool, check func(
 		// DuckDB reads SQL as a C string: it would run the text up to
 		// the NUL and ignore the rest, which no check could follow.
 		return nil, false, errorf(KindInvalid, "the statement holds a NUL byte")
+	}
+	// Before the hook, which may parse the text itself (a lake table's
+	// scan is planned from its syntax tree).
+	if err := c.db.checkShape(sql); err != nil {
+		attrs := []any{"err", err.Error(), "bytes", len(sql)}
+		if u, ok := auth.UserFromContext(ctx); ok {
+			attrs = append(attrs, "user", u.Name)
+		}
+		c.db.log.Warn("statement refused before parse", attrs...)
+		return nil, false, err
 	}
 	if !c.inHook {
 		c.allowed = nil

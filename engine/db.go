@@ -69,6 +69,9 @@ type Options struct {
 	// conversion instead of the direct vector copy. It exists to check and
 	// measure the fast path against DuckDB's output.
 	FallbackOnly bool
+	// Shape bounds the shape of every statement, before DuckDB parses
+	// it (ShapeLimits); zero fields take the defaults.
+	Shape ShapeLimits
 	// Settings are more DuckDB settings, "name = value", applied with SET
 	// GLOBAL before the configuration is locked.
 	Settings []string
@@ -110,6 +113,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if opts.MaxIdle <= 0 {
 		opts.MaxIdle = 16
 	}
+	opts.Shape = opts.Shape.withDefaults()
 	d := &DB{opts: opts, log: opts.Logger, mem: opts.Allocator}
 	if d.log == nil {
 		d.log = slog.Default()

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/quiverdata/quiver/admit"
+	"github.com/quiverdata/quiver/engine"
 )
 
 // Limits bound what the server takes on: memory, queries, connections and
@@ -72,6 +73,12 @@ type Limits struct {
 	// bound parameters (admit.HoldLimits, whose defaults zero fields
 	// take). Its Memory is the budget's Held share, whatever is set.
 	Holds admit.HoldLimits
+	// Shape bounds every statement's shape, for every role, before
+	// DuckDB parses it: nesting, subqueries in expressions, and AND, OR
+	// and UNION terms (engine.ShapeLimits, whose defaults zero fields
+	// take). DuckDB's parse and binding of some shapes grow much faster
+	// than their text and cannot be interrupted.
+	Shape engine.ShapeLimits
 	// Off turns admission control off: every statement runs at once.
 	// What clients hold stays bounded.
 	Off bool

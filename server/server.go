@@ -176,6 +176,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.DB, err = engine.Open(ctx, engine.Options{
 		Path: cfg.DB, Threads: cfg.Threads, MemoryLimit: s.cfg.MemoryLimit, BatchRows: cfg.BatchRows,
 		ExternalAccess: cfg.ExternalAccess, AllowedDirs: allowed, Logger: cfg.Logger, Allocator: cfg.Allocator,
+		Shape: cfg.Limits.Shape,
 	})
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quiverdata/quiver/admit"
 	"github.com/quiverdata/quiver/auth"
+	"github.com/quiverdata/quiver/engine"
 	"github.com/quiverdata/quiver/flightsql"
 	"github.com/quiverdata/quiver/ingest"
 	"github.com/quiverdata/quiver/internal/cli"
@@ -175,6 +176,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&cfg.Limits.SmallHold, "small-hold", 250*time.Millisecond, "the most run time a statement keeps a small-lane slot; past it, it is moved to the bulk lane so that small statements keep their slots (it runs on; 0 or negative: never)")
 	fs.DurationVar(&cfg.Limits.BulkYield, "bulk-yield", 0, "experimental: how long a bulk result waits, before each batch, for the small queries in flight to finish, so they get the cores, e.g. 50ms (0: never; see the README on what it does at 300 clients)")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", 0, "cancel a statement that runs longer, its wait included (0: never); a session may lower it, never raise it, with the Flight session option query_timeout or MySQL's max_execution_time")
+	fs.IntVar(&cfg.Limits.Shape.Depth, "max-statement-depth", engine.MaxStatementDepth, "refuse a statement nested deeper, before DuckDB parses it: each bracket, CASE and operator of a chain (a + b + …) is a level; DuckDB's parse and binding of deep statements cannot be interrupted")
+	fs.IntVar(&cfg.Limits.Shape.Subqueries, "max-subquery-depth", engine.MaxSubqueryDepth, "refuse a statement whose subqueries nest deeper in its expressions (SELECT (SELECT …)), before DuckDB binds it: its binding takes time exponential in them")
+	fs.IntVar(&cfg.Limits.Shape.Terms, "max-statement-terms", engine.MaxStatementTerms, "refuse a statement with more AND, OR, UNION, EXCEPT, INTERSECT and WITH terms, before DuckDB parses it in time quadratic in them")
 	fs.IntVar(&cfg.Limits.MaxConnections, "max-connections", server.DefaultMaxConnections, "logged-in client connections per endpoint (Flight, MySQL); past it a login is refused: RESOURCE_EXHAUSTED over Flight, error 1040 over MySQL")
 	fs.IntVar(&f.adminReserved, "admin-reserved-connections", server.DefaultAdminReserved, "of --max-connections, how many only admins may take, so that an admin can always log in (at most half of --max-connections when left at its default)")
 	fs.IntVar(&cfg.Limits.MaxUserConnections, "max-user-connections", 0, "logged-in connections one user may hold per endpoint, admins excepted; past it MySQL logins get error 1203 (0: half of what --admin-reserved-connections leaves of --max-connections)")
@@ -297,6 +301,9 @@ func (c *serveCmd) Run(ctx context.Context, std cli.Stdio, args []string) error 
 	}
 	if cfg.Limits.MaxRunning < 0 || cfg.Limits.MaxConnections < 1 || cfg.Limits.QueueTimeout <= 0 || cfg.Limits.QueryTimeout < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.BulkYield < 0 || cfg.Limits.TxnIdleTimeout <= 0 {
 		return usagef("--max-running, --max-connections, --queue-timeout and --txn-idle-timeout must be positive, --query-timeout, --idle-timeout and --bulk-yield not negative")
+	}
+	if sh := cfg.Limits.Shape; sh.Depth < 1 || sh.Subqueries < 1 || sh.Terms < 1 {
+		return usagef("--max-statement-depth, --max-subquery-depth and --max-statement-terms must be positive")
 	}
 	if err := f.connLimits(fs); err != nil {
 		return err

@@ -130,6 +130,8 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 		{[]string{"--max-prepared", "0"}, "--max-prepared"},
 		{[]string{"--max-user-txns", "-1"}, "--max-user-txns"},
 		{[]string{"--txn-idle-timeout", "0"}, "--txn-idle-timeout must be positive"},
+		{[]string{"--max-statement-depth", "0"}, "--max-statement-depth"},
+		{[]string{"--max-statement-terms", "-5"}, "--max-statement-terms"},
 		{[]string{"--mysql-require-tls"}, "--mysql-require-tls needs --tls-cert"},
 		{[]string{"--mysql-require-tls=maybe"}, "want true or false"},
 	}
@@ -162,6 +164,28 @@ func TestServe_TxnIdleTimeout(t *testing.T) {
 	_, err = txn.ExecuteUpdate(ctx, "CREATE TABLE t (a INTEGER)")
 	if st, _ := status.FromError(err); st.Code() != codes.FailedPrecondition || !strings.Contains(st.Message(), "after 150ms without a call (--txn-idle-timeout)") {
 		t.Errorf("a call after the idle timeout: got %v, want FailedPrecondition naming 150ms and --txn-idle-timeout", err)
+	}
+}
+
+// TestServe_ShapeLimits checks the limits on a statement's shape reach
+// the engine: a statement past one is refused with an error naming it,
+// and one a raised limit allows runs.
+func TestServe_ShapeLimits(t *testing.T) {
+	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "",
+		"--max-statement-depth", "300", "--max-statement-terms", "3")
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(ctx, "SELECT "+strings.Repeat("(", 200)+"1"+strings.Repeat(")", 200)); err != nil {
+		t.Errorf("depth 200 under --max-statement-depth 300: %v", err)
+	}
+	_, err = c.Exec(ctx, "SELECT 1 WHERE true OR true OR true OR true OR true")
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "4 AND, OR, UNION, EXCEPT, INTERSECT and WITH terms exceed the limit of 3") {
+		t.Errorf("4 ORs under --max-statement-terms 3: got %v, want InvalidArgument naming the limit", err)
 	}
 }
 

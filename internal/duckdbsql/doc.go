@@ -7,7 +7,8 @@
 //     strings with backslash escapes, "…" names, $tag$…$tag$ strings,
 //     and ?, $1 and $name parameters. On it stand statement splitting
 //     (Split), the leading words of a statement (LeadingWords) and the
-//     statement an EXPLAIN explains (ExplainTargets). The export's
+//     statement an EXPLAIN explains (ExplainTargets), and what a
+//     statement's shape costs DuckDB's parser (Measure). The export's
 //     COPY parser, admission's query shapes, the Flight SQL server's
 //     reading of a batched INSERT and the segment exporter's partition
 //     spec read tokens from it too.

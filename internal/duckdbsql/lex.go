@@ -169,6 +169,19 @@ func blockComment(s string) (int, error) {
 // standing for one, and with backslash escapes when escapes is set. It
 // returns the value and the literal's length.
 func quoted(s string, q byte, escapes bool) (string, int, error) {
+	// Most literals hold no escape and no doubled quote: their value is
+	// their text between the quotes.
+	for i := 1; i < len(s); i++ {
+		if escapes && s[i] == '\\' {
+			break
+		}
+		if s[i] == q {
+			if i+1 < len(s) && s[i+1] == q {
+				break
+			}
+			return s[1:i], i + 1, nil
+		}
+	}
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		switch {
