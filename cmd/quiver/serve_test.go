@@ -144,18 +144,27 @@ func TestServe_BadLakeFlagsExit2(t *testing.T) {
 	}
 }
 
+// serveMemory runs serve on an in-memory database with Flight SQL alone,
+// on a free port, and flags, and returns a client of it; both stop when
+// the test ends.
+func serveMemory(t *testing.T, flags ...string) *client.Client {
+	t.Helper()
+	srv, stop := startServe(t, append([]string{"--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", ""}, flags...)...)
+	t.Cleanup(stop)
+	c, err := client.Dial(context.Background(), client.Config{Addr: srv.FlightAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // TestServe_TxnIdleTimeout checks --txn-idle-timeout reaches the Flight
 // service: a transaction idle past it is rolled back and its handle says
 // so, naming the flag.
 func TestServe_TxnIdleTimeout(t *testing.T) {
-	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "", "--txn-idle-timeout", "150ms")
-	defer stop()
+	c := serveMemory(t, "--txn-idle-timeout", "150ms")
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	txn, err := c.SQL().BeginTransaction(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -171,19 +180,12 @@ func TestServe_TxnIdleTimeout(t *testing.T) {
 // the engine: a statement past one is refused with an error naming it,
 // and one a raised limit allows runs.
 func TestServe_ShapeLimits(t *testing.T) {
-	srv, stop := startServe(t, "--db", ":memory:", "--flight", "127.0.0.1:0", "--mysql", "", "--http", "",
-		"--max-statement-depth", "300", "--max-statement-terms", "3")
-	defer stop()
+	c := serveMemory(t, "--max-statement-depth", "300", "--max-statement-terms", "3")
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Config{Addr: srv.FlightAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if _, err := c.Exec(ctx, "SELECT "+strings.Repeat("(", 200)+"1"+strings.Repeat(")", 200)); err != nil {
 		t.Errorf("depth 200 under --max-statement-depth 300: %v", err)
 	}
-	_, err = c.Exec(ctx, "SELECT 1 WHERE true OR true OR true OR true OR true")
+	_, err := c.Exec(ctx, "SELECT 1 WHERE true OR true OR true OR true OR true")
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "4 AND, OR, UNION, EXCEPT, INTERSECT and WITH terms exceed the limit of 3") {
 		t.Errorf("4 ORs under --max-statement-terms 3: got %v, want InvalidArgument naming the limit", err)
 	}
