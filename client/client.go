@@ -82,6 +82,7 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithReadBufferSize(ipcx.ReadBufferSize),
 		grpc.WithWriteBufferSize(ipcx.WriteBufferSize),
 		experimental.WithBufferPool(grpcPool),
+		grpc.WithChainStreamInterceptor(putStatus),
 	}
 }
 
